@@ -1,0 +1,595 @@
+//! Code generation: each region becomes glue code in place of the original (sequential
+//! control loops and statements) that calls one C function per loop nest. The result is
+//! spliced into the user's preprocessed translation unit, so everything outside the
+//! regions compiles exactly as before.
+//!
+//! With instrumentation on, the glue calls the project's C runtime around every region
+//! and nest invocation: timers, and Save of inputs at entry and outputs at exit.
+
+use crate::frontend::Parsed;
+use crate::print::{self, PrintOptions};
+use crate::program::{walk_nodes, DType, Expr, Loop, LoopKind, Node, Program, Region};
+use crate::source::Preprocessed;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+/// A loop nest: a maximal loop that is parallel (or a reduction), or that contains no
+/// parallel loop at all. Sequential loops around parallel ones stay in the glue, and
+/// each run of the nest under them is one *version*.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Nest {
+    /// Index over the whole program.
+    pub id: usize,
+    /// `nest<id>`: the name used in file names and reports.
+    pub name: String,
+    pub region: usize,
+    /// Id of the nest's outermost loop within its region.
+    pub root: usize,
+    /// Control loops around the nest (ids), outermost first.
+    pub control: Vec<usize>,
+    /// Variables passed in: (name, type, by pointer because the nest writes them).
+    pub scalars: Vec<NestScalar>,
+    /// Arrays the nest reads or writes.
+    pub arrays: Vec<String>,
+    /// Arrays and scalars the nest writes.
+    pub outputs: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NestScalar {
+    pub name: String,
+    pub dtype: DType,
+    pub written: bool,
+}
+
+impl Nest {
+    pub fn function_name(&self) -> String {
+        format!("tune_{}", self.name)
+    }
+}
+
+/// Finds the nests of every region, numbered in source order.
+pub fn nests(program: &Program) -> Vec<Nest> {
+    let mut out = Vec::new();
+    for region in &program.regions {
+        let mut control = Vec::new();
+        find_nests(program, region, &region.body, &mut control, &mut out);
+    }
+    out
+}
+
+fn has_parallel(l: &Loop) -> bool {
+    crate::program::loops(&l.body)
+        .iter()
+        .any(|x| x.kind != LoopKind::Loop)
+}
+
+fn find_nests<'a>(
+    program: &Program,
+    region: &'a Region,
+    body: &'a [Node],
+    control: &mut Vec<&'a Loop>,
+    out: &mut Vec<Nest>,
+) {
+    for n in body {
+        match n {
+            Node::Loop(l) => {
+                if l.kind != LoopKind::Loop || !has_parallel(l) {
+                    let id = out.len();
+                    out.push(describe_nest(program, region, l, control, id));
+                } else {
+                    control.push(l);
+                    find_nests(program, region, &l.body, control, out);
+                    control.pop();
+                }
+            }
+            Node::If(i) => {
+                find_nests(program, region, &i.then_body, control, out);
+                find_nests(program, region, &i.else_body, control, out);
+            }
+            Node::Block(b) => find_nests(program, region, b, control, out),
+            Node::Assign(_) | Node::Decl(_) => {}
+        }
+    }
+}
+
+/// Names a body reads or writes that it does not declare itself.
+struct Uses {
+    vars: Vec<String>,
+    arrays: Vec<String>,
+    written: BTreeSet<String>,
+}
+
+fn uses(body: &[Node], program: &Program) -> Uses {
+    let mut bound: BTreeSet<String> = BTreeSet::new();
+    let mut vars = Vec::new();
+    let mut arrays = Vec::new();
+    let mut written = BTreeSet::new();
+    walk_nodes(body, &mut |n, _| match n {
+        Node::Loop(l) => {
+            bound.insert(l.var.clone());
+        }
+        Node::Decl(d) => {
+            bound.insert(d.name.clone());
+        }
+        _ => {}
+    });
+    let note = |e: &Expr, vars: &mut Vec<String>, arrays: &mut Vec<String>| {
+        e.walk(&mut |x| match x {
+            Expr::Var(v) if !bound.contains(v) && !vars.contains(v) => vars.push(v.clone()),
+            Expr::Access { array, .. } if !bound.contains(array) && !arrays.contains(array) => {
+                arrays.push(array.clone())
+            }
+            _ => {}
+        })
+    };
+    walk_nodes(body, &mut |n, _| match n {
+        Node::Assign(a) => {
+            note(&a.target, &mut vars, &mut arrays);
+            note(&a.value, &mut vars, &mut arrays);
+            match &a.target {
+                Expr::Var(v) => {
+                    written.insert(v.clone());
+                }
+                Expr::Access { array, .. } => {
+                    written.insert(array.clone());
+                }
+                _ => {}
+            }
+        }
+        Node::Loop(l) => {
+            note(&l.init, &mut vars, &mut arrays);
+            note(&l.bound, &mut vars, &mut arrays);
+        }
+        Node::If(i) => note(&i.cond, &mut vars, &mut arrays),
+        Node::Decl(d) => {
+            if let Some(e) = &d.init {
+                note(e, &mut vars, &mut arrays);
+            }
+            for e in &d.dims {
+                note(e, &mut vars, &mut arrays);
+            }
+        }
+        Node::Block(_) => {}
+    });
+    // Extents of the arrays used are needed to declare them.
+    for a in &arrays {
+        if let Some(arr) = program.array(a) {
+            for d in &arr.dims {
+                d.walk(&mut |x| {
+                    if let Expr::Var(v) = x {
+                        if !vars.contains(v) {
+                            vars.push(v.clone());
+                        }
+                    }
+                });
+            }
+        }
+    }
+    Uses {
+        vars,
+        arrays,
+        written,
+    }
+}
+
+fn describe_nest(program: &Program, region: &Region, root: &Loop, control: &[&Loop], id: usize) -> Nest {
+    let u = uses(std::slice::from_ref(&Node::Loop(root.clone())), program);
+    let mut scalars = Vec::new();
+    for v in &u.vars {
+        let dtype = control
+            .iter()
+            .rev()
+            .find(|l| &l.var == v)
+            .map(|l| l.var_dtype)
+            .or_else(|| program.scalar(v).map(|s| s.dtype))
+            .unwrap_or(DType::I32);
+        scalars.push(NestScalar {
+            name: v.clone(),
+            dtype,
+            written: u.written.contains(v),
+        });
+    }
+    // By-value scalars first (array extents may refer to them), then written ones.
+    scalars.sort_by_key(|s| s.written);
+    Nest {
+        id,
+        name: format!("nest{id}"),
+        region: region.index,
+        root: root.id,
+        control: control.iter().map(|l| l.id).collect(),
+        scalars,
+        arrays: u.arrays.clone(),
+        outputs: u.written.iter().filter(|w| u.vars.contains(w) || u.arrays.contains(w)).cloned().collect(),
+    }
+}
+
+/// What to generate.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CodegenOptions {
+    /// `#pragma omp parallel for` on the outermost parallel loops of each nest.
+    pub openmp: bool,
+    /// Timers and Save calls into the runtime.
+    pub instrument: bool,
+}
+
+/// The generated translation unit.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    pub source: String,
+    pub nests: Vec<Nest>,
+}
+
+/// Prototypes of the runtime (`profiling/runtime/tune_rt.c`).
+pub const RUNTIME_PROTOTYPES: &str = "\
+extern long tune_rt_enter(int slot, const char *name);
+extern int tune_rt_saving(long version);
+extern void tune_rt_start(int slot);
+extern void tune_rt_stop(int slot, long version);
+extern void tune_rt_save(const char *array, const char *tag, long version, int output, const void *data, const char *descr, unsigned long elem_size, int ndim, const long *shape);
+";
+
+/// Generates the whole translation unit with every region replaced.
+pub fn generate(parsed: &Parsed, opts: CodegenOptions) -> Generated {
+    let program = &parsed.program;
+    let nests = nests(program);
+    let pp = &parsed.source;
+    let text = &pp.text;
+
+    // Edits sorted by offset: (offset, end, replacement).
+    let mut edits: Vec<(usize, usize, String)> = Vec::new();
+    let mut function_starts: Vec<usize> = parsed.regions.iter().map(|r| r.function_start).collect();
+    function_starts.sort_unstable();
+    function_starts.dedup();
+    for fs in &function_starts {
+        let mut s = String::new();
+        for (ri, rt) in parsed.regions.iter().enumerate() {
+            if rt.function_start != *fs {
+                continue;
+            }
+            for n in nests.iter().filter(|n| n.region == ri) {
+                s.push_str(&nest_function(program, &program.regions[ri], n, opts));
+                s.push('\n');
+            }
+        }
+        let loc = &parsed.regions.iter().find(|r| r.function_start == *fs).expect("region").function_loc;
+        s.push_str(&Preprocessed::marker(loc));
+        edits.push((*fs, *fs, s));
+    }
+    for (ri, rt) in parsed.regions.iter().enumerate() {
+        let region = &program.regions[ri];
+        let mut s = String::from("\n");
+        region_glue(program, region, &nests, opts, program.regions.len(), &mut s);
+        s.push_str(&Preprocessed::marker(&rt.resume));
+        edits.push((rt.replace.start, rt.replace.end, s));
+    }
+    edits.sort_by_key(|e| (e.0, e.1));
+
+    let mut out = String::with_capacity(text.len() + 4096);
+    if opts.instrument {
+        out.push_str(RUNTIME_PROTOTYPES);
+    }
+    let mut at = 0;
+    for (start, end, repl) in edits {
+        out.push_str(&text[at..start]);
+        out.push_str(&repl);
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    Generated { source: out, nests }
+}
+
+fn array_param(program: &Program, name: &str) -> String {
+    match program.array(name) {
+        Some(a) => {
+            let mut s = format!("{} {}", a.dtype.c_name(), a.name);
+            for d in &a.dims {
+                let _ = write!(s, "[{}]", print::expr(d));
+            }
+            s
+        }
+        None => format!("double {name}[]"),
+    }
+}
+
+fn find_loop<'a>(body: &'a [Node], id: usize) -> Option<&'a Loop> {
+    crate::program::loops(body).into_iter().find(|l| l.id == id)
+}
+
+/// `static void tune_nestK(...) { ... }`
+pub fn nest_function(program: &Program, region: &Region, nest: &Nest, opts: CodegenOptions) -> String {
+    let root = find_loop(&region.body, nest.root).expect("nest root exists");
+    let mut params: Vec<String> = Vec::new();
+    for s in &nest.scalars {
+        if s.written {
+            params.push(format!("{} *tune_p_{}", s.dtype.c_name(), s.name));
+        } else {
+            params.push(format!("{} {}", s.dtype.c_name(), s.name));
+        }
+    }
+    for a in &nest.arrays {
+        params.push(array_param(program, a));
+    }
+    let mut out = format!(
+        "static void {}({})\n{{\n",
+        nest.function_name(),
+        if params.is_empty() { "void".to_string() } else { params.join(", ") }
+    );
+    for s in nest.scalars.iter().filter(|s| s.written) {
+        let _ = writeln!(out, "  {} {} = *tune_p_{};", s.dtype.c_name(), s.name, s.name);
+    }
+    let omp = |l: &Loop| -> Option<String> {
+        if !opts.openmp || l.kind != LoopKind::Map || !is_outermost_map(root, l.id) {
+            return None;
+        }
+        let privates = written_outside_decls(l);
+        Some(if privates.is_empty() {
+            "#pragma omp parallel for".to_string()
+        } else {
+            format!("#pragma omp parallel for lastprivate({})", privates.join(", "))
+        })
+    };
+    let popts = PrintOptions {
+        declare_loop_vars: true,
+        loop_prefix: &omp,
+        annotate: false,
+    };
+    print::node(&Node::Loop(root.clone()), &popts, 1, &mut out);
+    for s in nest.scalars.iter().filter(|s| s.written) {
+        let _ = writeln!(out, "  *tune_p_{} = {};", s.name, s.name);
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// Whether loop `id` is a map with no map around it inside `root`.
+fn is_outermost_map(root: &Loop, id: usize) -> bool {
+    fn chain<'a>(body: &'a [Node], id: usize, stack: &mut Vec<&'a Loop>) -> bool {
+        for n in body {
+            let found = match n {
+                Node::Loop(l) => {
+                    stack.push(l);
+                    if l.id == id || chain(&l.body, id, stack) {
+                        return true;
+                    }
+                    stack.pop();
+                    false
+                }
+                Node::If(i) => chain(&i.then_body, id, stack) || chain(&i.else_body, id, stack),
+                Node::Block(b) => chain(b, id, stack),
+                Node::Assign(_) | Node::Decl(_) => false,
+            };
+            if found {
+                return true;
+            }
+        }
+        false
+    }
+    let mut stack = Vec::new();
+    let node = Node::Loop(root.clone());
+    if !chain(std::slice::from_ref(&node), id, &mut stack) {
+        return false;
+    }
+    stack[..stack.len() - 1].iter().all(|l| l.kind != LoopKind::Map)
+}
+
+/// Scalars assigned inside `l` that are declared outside it.
+fn written_outside_decls(l: &Loop) -> Vec<String> {
+    let mut declared = BTreeSet::new();
+    let mut written = Vec::new();
+    walk_nodes(&l.body, &mut |n, _| match n {
+        Node::Decl(d) => {
+            declared.insert(d.name.clone());
+        }
+        Node::Assign(a) => {
+            if let Expr::Var(v) = &a.target {
+                if !written.contains(v) {
+                    written.push(v.clone());
+                }
+            }
+        }
+        _ => {}
+    });
+    written.retain(|w| !declared.contains(w));
+    written
+}
+
+fn shape_literal(program: &Program, name: &str) -> (String, usize, String, usize) {
+    match program.array(name) {
+        Some(a) => {
+            let dims: Vec<String> = a
+                .dims
+                .iter()
+                .zip(&a.extents)
+                .map(|(d, e)| match e {
+                    Some(v) => v.to_string(),
+                    None => format!("(long)({})", print::expr(d)),
+                })
+                .collect();
+            (
+                format!("(const long[]){{{}}}", dims.join(", ")),
+                a.dims.len(),
+                a.dtype.npy_descr().to_string(),
+                a.dtype.size(),
+            )
+        }
+        None => ("(const long *)0".into(), 0, "<f8".into(), 8),
+    }
+}
+
+fn save_call(program: &Program, name: &str, dtype: Option<DType>, tag: &str, version: &str, output: bool) -> String {
+    if let Some(t) = dtype {
+        format!(
+            "tune_rt_save(\"{name}\", \"{tag}\", {version}, {}, (const void *)&{name}, \"{}\", {}, 0, (const long *)0);",
+            output as i32,
+            t.npy_descr(),
+            t.size()
+        )
+    } else {
+        let (shape, ndim, descr, size) = shape_literal(program, name);
+        format!(
+            "tune_rt_save(\"{name}\", \"{tag}\", {version}, {}, (const void *){name}, \"{descr}\", {size}, {ndim}, {shape});",
+            output as i32
+        )
+    }
+}
+
+fn pad(out: &mut String, depth: usize) {
+    for _ in 0..depth {
+        out.push_str("  ");
+    }
+}
+
+fn region_glue(program: &Program, region: &Region, nests: &[Nest], opts: CodegenOptions, nregions: usize, out: &mut String) {
+    let _ = nregions;
+    let slot = nests.len() + region.index;
+    let tag = format!("region{}", region.index);
+    let _ = writeln!(out, "{{ /* tune: {tag}, generated from {} */", region.function);
+    // Region inputs: every outside array it touches and every outside scalar it reads.
+    let u = uses(&region.body, program);
+    let ext_arrays: Vec<&String> = u
+        .arrays
+        .iter()
+        .filter(|a| program.array(a).is_some_and(|x| !x.local))
+        .collect();
+    let ext_scalars: Vec<&crate::program::Scalar> = u
+        .vars
+        .iter()
+        .filter_map(|v| program.scalar(v))
+        .filter(|s| s.origin == crate::program::ScalarOrigin::External)
+        .collect();
+    if opts.instrument {
+        let _ = writeln!(out, "  long tune_rv = tune_rt_enter({slot}, \"{tag}\");");
+        out.push_str("  if (tune_rt_saving(tune_rv)) {\n");
+        for s in ext_scalars.iter().filter(|s| s.read) {
+            pad(out, 2);
+            out.push_str(&save_call(program, &s.name, Some(s.dtype), &tag, "tune_rv", false));
+            out.push('\n');
+        }
+        for a in &ext_arrays {
+            pad(out, 2);
+            out.push_str(&save_call(program, a, None, &tag, "tune_rv", false));
+            out.push('\n');
+        }
+        out.push_str("  }\n");
+        let _ = writeln!(out, "  tune_rt_start({slot});");
+    }
+    glue_body(program, region, &region.body, nests, opts, 1, out);
+    if opts.instrument {
+        let _ = writeln!(out, "  tune_rt_stop({slot}, tune_rv);");
+        out.push_str("  if (tune_rt_saving(tune_rv)) {\n");
+        for s in ext_scalars.iter().filter(|s| s.written) {
+            pad(out, 2);
+            out.push_str(&save_call(program, &s.name, Some(s.dtype), &tag, "tune_rv", true));
+            out.push('\n');
+        }
+        for a in ext_arrays.iter().filter(|a| u.written.contains(**a)) {
+            pad(out, 2);
+            out.push_str(&save_call(program, a, None, &tag, "tune_rv", true));
+            out.push('\n');
+        }
+        out.push_str("  }\n");
+    }
+    out.push_str("}\n");
+}
+
+fn glue_body(program: &Program, region: &Region, body: &[Node], nests: &[Nest], opts: CodegenOptions, depth: usize, out: &mut String) {
+    for n in body {
+        match n {
+            Node::Loop(l) => {
+                if let Some(nest) = nests.iter().find(|x| x.region == region.index && x.root == l.id) {
+                    nest_call(program, nest, opts, depth, out);
+                } else {
+                    pad(out, depth);
+                    out.push_str(&print::loop_header(l, l.declares_var));
+                    out.push_str(" {\n");
+                    glue_body(program, region, &l.body, nests, opts, depth + 1, out);
+                    pad(out, depth);
+                    out.push_str("}\n");
+                }
+            }
+            Node::If(i) => {
+                pad(out, depth);
+                let _ = writeln!(out, "if ({}) {{", print::expr(&i.cond));
+                glue_body(program, region, &i.then_body, nests, opts, depth + 1, out);
+                pad(out, depth);
+                if i.else_body.is_empty() {
+                    out.push_str("}\n");
+                } else {
+                    out.push_str("} else {\n");
+                    glue_body(program, region, &i.else_body, nests, opts, depth + 1, out);
+                    pad(out, depth);
+                    out.push_str("}\n");
+                }
+            }
+            Node::Block(b) => {
+                pad(out, depth);
+                out.push_str("{\n");
+                glue_body(program, region, b, nests, opts, depth + 1, out);
+                pad(out, depth);
+                out.push_str("}\n");
+            }
+            Node::Assign(_) | Node::Decl(_) => print::node(n, &PrintOptions::default(), depth, out),
+        }
+    }
+}
+
+fn nest_call(program: &Program, nest: &Nest, opts: CodegenOptions, depth: usize, out: &mut String) {
+    let mut args: Vec<String> = Vec::new();
+    for s in &nest.scalars {
+        args.push(if s.written { format!("&{}", s.name) } else { s.name.clone() });
+    }
+    args.extend(nest.arrays.iter().cloned());
+    let call = format!("{}({});", nest.function_name(), args.join(", "));
+    if !opts.instrument {
+        pad(out, depth);
+        out.push_str(&call);
+        out.push('\n');
+        return;
+    }
+    let slot = nest.id;
+    let tag = &nest.name;
+    pad(out, depth);
+    out.push_str("{\n");
+    let d = depth + 1;
+    pad(out, d);
+    let _ = writeln!(out, "long tune_v = tune_rt_enter({slot}, \"{tag}\");");
+    pad(out, d);
+    out.push_str("if (tune_rt_saving(tune_v)) {\n");
+    for s in &nest.scalars {
+        pad(out, d + 1);
+        out.push_str(&save_call(program, &s.name, Some(s.dtype), tag, "tune_v", false));
+        out.push('\n');
+    }
+    for a in &nest.arrays {
+        pad(out, d + 1);
+        out.push_str(&save_call(program, a, None, tag, "tune_v", false));
+        out.push('\n');
+    }
+    pad(out, d);
+    out.push_str("}\n");
+    pad(out, d);
+    let _ = writeln!(out, "tune_rt_start({slot});");
+    pad(out, d);
+    out.push_str(&call);
+    out.push('\n');
+    pad(out, d);
+    let _ = writeln!(out, "tune_rt_stop({slot}, tune_v);");
+    pad(out, d);
+    out.push_str("if (tune_rt_saving(tune_v)) {\n");
+    for s in nest.scalars.iter().filter(|s| s.written) {
+        pad(out, d + 1);
+        out.push_str(&save_call(program, &s.name, Some(s.dtype), tag, "tune_v", true));
+        out.push('\n');
+    }
+    for a in nest.arrays.iter().filter(|a| nest.outputs.contains(a)) {
+        pad(out, d + 1);
+        out.push_str(&save_call(program, a, None, tag, "tune_v", true));
+        out.push('\n');
+    }
+    pad(out, d);
+    out.push_str("}\n");
+    pad(out, depth);
+    out.push_str("}\n");
+}

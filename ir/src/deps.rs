@@ -1,0 +1,813 @@
+//! Dependence analysis.
+//!
+//! For every ordered pair of accesses to the same array (one of them a write) the
+//! analysis enumerates the direction vectors over their common loops for which the
+//! dependence system — iteration domains, subscript equalities, `if` conditions and the
+//! direction constraints — has a solution. Feasibility is decided by Fourier–Motzkin
+//! elimination with integer tightening and GCD tests on equalities: exact on uniform
+//! dependences, conservative (may report a dependence that does not exist) otherwise,
+//! never the other way round. Anything it cannot model (non-affine subscripts or
+//! bounds) loses its constraint, which can only add dependences.
+
+use crate::affine::{affine_of, condition_constraints, loop_constraints, Affine, Constraint};
+use crate::program::{
+    for_each_loop_mut, AssignOp, BinOp, Expr, Loop, LoopKind, Node, Program, Region,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Direction of a dependence at one loop level, in execution order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Dir {
+    /// The source runs in an earlier iteration of this loop than the sink.
+    #[serde(rename = "<")]
+    Lt,
+    #[serde(rename = "=")]
+    Eq,
+    /// The source runs in a later iteration (possible only below an outer `<`).
+    #[serde(rename = ">")]
+    Gt,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DepKind {
+    Flow,
+    Anti,
+    Output,
+}
+
+/// Accumulation operator of a reduction statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RedOp {
+    Sum,
+    Product,
+}
+
+/// One memory access of the region.
+#[derive(Debug, Clone)]
+pub struct AccessRef {
+    /// Statement id (`Assign::id`), or `usize::MAX` for reads in bounds and conditions.
+    pub stmt: usize,
+    pub array: String,
+    pub write: bool,
+    /// Affine form of each subscript; `None` where it is not affine.
+    pub indices: Vec<Option<Affine>>,
+    /// Enclosing loops, outermost first.
+    pub loops: Vec<usize>,
+    /// Position in execution order within one iteration of the innermost loop.
+    pub order: usize,
+    /// Part of a reduction statement (its target or the target's self-read).
+    pub reduction: Option<RedOp>,
+    /// Loops whose iterations each get a fresh copy of this (region-local) variable.
+    pub private_in: Vec<usize>,
+    /// Constraints from enclosing `if`s.
+    conds: Vec<Constraint>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Dependence {
+    pub source: usize,
+    pub sink: usize,
+    pub array: String,
+    pub kind: DepKind,
+    /// Common loops of source and sink, outermost first.
+    pub loops: Vec<usize>,
+    pub directions: Vec<Dir>,
+    /// Constant distance (in iterations, execution order) per level, where uniform.
+    pub distance: Vec<Option<i64>>,
+}
+
+impl Dependence {
+    /// The loop that carries this dependence (first non-`=` level), if any.
+    pub fn carrier(&self) -> Option<usize> {
+        self.directions
+            .iter()
+            .position(|d| *d != Dir::Eq)
+            .map(|k| self.loops[k])
+    }
+}
+
+/// The result of analysing one region.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    pub accesses: Vec<AccessRef>,
+    pub deps: Vec<Dependence>,
+    pub kinds: BTreeMap<usize, LoopKind>,
+    /// Scalars each loop may privatize (written before read in every iteration).
+    pub private_scalars: BTreeMap<usize, Vec<String>>,
+}
+
+/// Analyses every region and stores the loop verdicts in the program.
+pub fn annotate(program: &mut Program) -> Vec<Analysis> {
+    let analyses: Vec<Analysis> = program
+        .regions
+        .iter()
+        .map(|r| analyze(program, r))
+        .collect();
+    for (region, a) in program.regions.iter_mut().zip(&analyses) {
+        for_each_loop_mut(&mut region.body, &mut |l| {
+            if let Some(k) = a.kinds.get(&l.id) {
+                l.kind = *k;
+            }
+        });
+    }
+    analyses
+}
+
+struct Collector<'p> {
+    program: &'p Program,
+    written: HashSet<String>,
+    loops: Vec<&'p Loop>,
+    conds: Vec<Constraint>,
+    /// Scopes of region-local declarations: name -> loops enclosing the declaration.
+    scopes: Vec<HashMap<String, Vec<usize>>>,
+    out: Vec<AccessRef>,
+    order: usize,
+}
+
+impl<'p> Collector<'p> {
+    fn is_symbol(&self, name: &str) -> bool {
+        self.loops.iter().any(|l| l.var == name) || self.program.is_param(name)
+    }
+
+    fn private_in(&self, name: &str) -> Vec<usize> {
+        for s in self.scopes.iter().rev() {
+            if let Some(l) = s.get(name) {
+                return l.clone();
+            }
+        }
+        Vec::new()
+    }
+
+    fn push(&mut self, stmt: usize, array: &str, indices: &[Expr], write: bool, red: Option<RedOp>) {
+        let is_sym = |n: &str| self.is_symbol(n);
+        let idx = indices.iter().map(|e| affine_of(e, &is_sym)).collect();
+        self.out.push(AccessRef {
+            stmt,
+            array: array.to_string(),
+            write,
+            indices: idx,
+            loops: self.loops.iter().map(|l| l.id).collect(),
+            order: self.order,
+            reduction: red,
+            private_in: self.private_in(array),
+            conds: self.conds.clone(),
+        });
+        self.order += 1;
+    }
+
+    /// Records the reads in `e`, skipping the node at address `skip` (a reduction's
+    /// self-read, recorded separately).
+    fn reads(&mut self, stmt: usize, e: &Expr, skip: Option<*const Expr>) {
+        if skip == Some(e as *const Expr) {
+            return;
+        }
+        match e {
+            Expr::Var(v) => {
+                if self.written.contains(v) && !self.loops.iter().any(|l| &l.var == v) {
+                    self.push(stmt, v, &[], false, None);
+                }
+            }
+            Expr::Access { array, indices } => {
+                for i in indices {
+                    self.reads(stmt, i, skip);
+                }
+                if self.written.contains(array) {
+                    self.push(stmt, array, indices, false, None);
+                }
+            }
+            Expr::Int { .. } | Expr::Float { .. } => {}
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => self.reads(stmt, arg, skip),
+            Expr::Binary { lhs, rhs, .. } => {
+                self.reads(stmt, lhs, skip);
+                self.reads(stmt, rhs, skip);
+            }
+            Expr::Ternary { cond, then, other } => {
+                self.reads(stmt, cond, skip);
+                self.reads(stmt, then, skip);
+                self.reads(stmt, other, skip);
+            }
+            Expr::Call { args, .. } => args.iter().for_each(|a| self.reads(stmt, a, skip)),
+        }
+    }
+
+    fn target_parts(target: &Expr) -> (&str, &[Expr]) {
+        match target {
+            Expr::Var(v) => (v, &[]),
+            Expr::Access { array, indices } => (array, indices),
+            _ => ("", &[]),
+        }
+    }
+
+    fn body(&mut self, nodes: &'p [Node]) {
+        for n in nodes {
+            match n {
+                Node::Assign(a) => {
+                    let (name, idx) = Self::target_parts(&a.target);
+                    let red = reduction_of(a.op, &a.target, &a.value);
+                    for i in idx {
+                        self.reads(a.id, i, None);
+                    }
+                    match red {
+                        Some((op, self_read)) => {
+                            self.reads(a.id, &a.value, self_read);
+                            self.push(a.id, name, idx, false, Some(op));
+                            self.push(a.id, name, idx, true, Some(op));
+                        }
+                        None => {
+                            self.reads(a.id, &a.value, None);
+                            if a.op != AssignOp::Set {
+                                self.push(a.id, name, idx, false, None);
+                            }
+                            self.push(a.id, name, idx, true, None);
+                        }
+                    }
+                }
+                Node::Decl(d) => {
+                    let enclosing: Vec<usize> = self.loops.iter().map(|l| l.id).collect();
+                    self.scopes
+                        .last_mut()
+                        .expect("scope")
+                        .insert(d.name.clone(), enclosing);
+                    if let Some(init) = &d.init {
+                        self.reads(usize::MAX, init, None);
+                        self.push(usize::MAX, &d.name, &[], true, None);
+                    }
+                }
+                Node::Block(b) => {
+                    self.scopes.push(HashMap::new());
+                    self.body(b);
+                    self.scopes.pop();
+                }
+                Node::If(i) => {
+                    self.reads(usize::MAX, &i.cond, None);
+                    let saved = self.conds.len();
+                    let is_sym = |n: &str| self.is_symbol(n);
+                    let mut then_c = Vec::new();
+                    condition_constraints(&i.cond, true, &is_sym, &mut then_c);
+                    let mut else_c = Vec::new();
+                    condition_constraints(&i.cond, false, &is_sym, &mut else_c);
+                    self.conds.extend(then_c);
+                    self.scopes.push(HashMap::new());
+                    self.body(&i.then_body);
+                    self.scopes.pop();
+                    self.conds.truncate(saved);
+                    self.conds.extend(else_c);
+                    self.scopes.push(HashMap::new());
+                    self.body(&i.else_body);
+                    self.scopes.pop();
+                    self.conds.truncate(saved);
+                }
+                Node::Loop(l) => {
+                    self.reads(usize::MAX, &l.init, None);
+                    self.reads(usize::MAX, &l.bound, None);
+                    self.loops.push(l);
+                    self.scopes.push(HashMap::new());
+                    self.body(&l.body);
+                    self.scopes.pop();
+                    self.loops.pop();
+                }
+            }
+        }
+    }
+}
+
+/// Recognizes `x += e`, `x -= e`, `x *= e`, `x = x + e`, `x = e + x`, `x = x - e`,
+/// `x = x * e`, `x = e * x` where `e` does not mention `x`'s array. Returns the
+/// operator and the self-read node inside `value` (for the `x = x op e` forms).
+fn reduction_of(op: AssignOp, target: &Expr, value: &Expr) -> Option<(RedOp, Option<*const Expr>)> {
+    let name = match target {
+        Expr::Var(v) => v,
+        Expr::Access { array, .. } => array,
+        _ => return None,
+    };
+    match op {
+        AssignOp::Add | AssignOp::Sub if !value.mentions(name) => Some((RedOp::Sum, None)),
+        AssignOp::Mul if !value.mentions(name) => Some((RedOp::Product, None)),
+        AssignOp::Set => {
+            let Expr::Binary { op, lhs, rhs } = value else {
+                return None;
+            };
+            let red = match op {
+                BinOp::Add | BinOp::Sub => RedOp::Sum,
+                BinOp::Mul => RedOp::Product,
+                _ => return None,
+            };
+            if **lhs == *target && !rhs.mentions(name) {
+                Some((red, Some(&**lhs as *const Expr)))
+            } else if **rhs == *target && !lhs.mentions(name) && *op != BinOp::Sub {
+                Some((red, Some(&**rhs as *const Expr)))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Names written anywhere in a body.
+fn written_names(body: &[Node]) -> HashSet<String> {
+    let mut out = HashSet::new();
+    crate::program::walk_nodes(body, &mut |n, _| match n {
+        Node::Assign(a) => match &a.target {
+            Expr::Var(v) => {
+                out.insert(v.clone());
+            }
+            Expr::Access { array, .. } => {
+                out.insert(array.clone());
+            }
+            _ => {}
+        },
+        Node::Decl(d) => {
+            out.insert(d.name.clone());
+        }
+        _ => {}
+    });
+    out
+}
+
+/// Analyses one region.
+pub fn analyze(program: &Program, region: &Region) -> Analysis {
+    let mut c = Collector {
+        program,
+        written: written_names(&region.body),
+        loops: Vec::new(),
+        conds: Vec::new(),
+        scopes: vec![HashMap::new()],
+        out: Vec::new(),
+        order: 0,
+    };
+    c.body(&region.body);
+    let accesses = c.out;
+
+    let all_loops: HashMap<usize, &Loop> = crate::program::loops(&region.body)
+        .into_iter()
+        .map(|l| (l.id, l))
+        .collect();
+    let is_param = |n: &str| program.is_param(n);
+    let domains: HashMap<usize, Vec<Constraint>> = all_loops
+        .values()
+        .map(|l| {
+            // Symbols of a loop's bounds: its own and enclosing loop variables, parameters.
+            (l.id, loop_constraints(l, &|n: &str| is_param(n) || all_loops.values().any(|x| x.var == n)))
+        })
+        .collect();
+
+    let mut deps = Vec::new();
+    for (si, s) in accesses.iter().enumerate() {
+        for (ti, t) in accesses.iter().enumerate() {
+            if s.array != t.array || !(s.write || t.write) {
+                continue;
+            }
+            let common: Vec<usize> = s
+                .loops
+                .iter()
+                .zip(&t.loops)
+                .take_while(|(a, b)| a == b)
+                .map(|(a, _)| *a)
+                .collect();
+            let problem = PairProblem::new(s, t, &common, &all_loops, &domains, program);
+            let mut found = Vec::new();
+            problem.directions(&mut Vec::new(), &mut found);
+            for dirs in found {
+                let carried = dirs.iter().any(|d| *d != Dir::Eq);
+                if !carried && !(s.order < t.order) {
+                    continue;
+                }
+                let kind = match (s.write, t.write) {
+                    (true, false) => DepKind::Flow,
+                    (false, true) => DepKind::Anti,
+                    _ => DepKind::Output,
+                };
+                deps.push(Dependence {
+                    source: si,
+                    sink: ti,
+                    array: s.array.clone(),
+                    kind,
+                    loops: common.clone(),
+                    distance: uniform_distance(s, t, &common, &all_loops),
+                    directions: dirs,
+                });
+            }
+        }
+    }
+
+    let mut kinds = BTreeMap::new();
+    let mut private_scalars = BTreeMap::new();
+    for l in all_loops.values() {
+        let privs = privatizable(l, program);
+        let carried: Vec<&Dependence> = deps
+            .iter()
+            .filter(|d| d.carrier() == Some(l.id))
+            .filter(|d| {
+                let a = &accesses[d.source];
+                !a.private_in.contains(&l.id) && !privs.contains(&a.array)
+            })
+            .collect();
+        let kind = if carried.is_empty() {
+            LoopKind::Map
+        } else if is_reduction(&carried, &accesses, l) {
+            LoopKind::Reduction
+        } else {
+            LoopKind::Loop
+        };
+        kinds.insert(l.id, kind);
+        private_scalars.insert(l.id, privs);
+    }
+    Analysis {
+        accesses,
+        deps,
+        kinds,
+        private_scalars,
+    }
+}
+
+/// All carried dependences run between parts of reduction statements with one
+/// operator, on locations that do not move with the loop.
+fn is_reduction(carried: &[&Dependence], accesses: &[AccessRef], l: &Loop) -> bool {
+    let mut op = None;
+    for d in carried {
+        for a in [&accesses[d.source], &accesses[d.sink]] {
+            let Some(r) = a.reduction else { return false };
+            if *op.get_or_insert(r) != r {
+                return false;
+            }
+            let invariant = a
+                .indices
+                .iter()
+                .all(|i| i.as_ref().is_some_and(|i| i.coeff(&l.var) == 0));
+            if !invariant {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Scalars that every iteration of `l` assigns (plainly, unconditionally, at the top
+/// level of its body) before anything reads them.
+fn privatizable(l: &Loop, program: &Program) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut touched: HashSet<String> = HashSet::new();
+    for n in &l.body {
+        if let Node::Assign(a) = n {
+            if let Expr::Var(v) = &a.target {
+                if a.op == AssignOp::Set && !a.value.mentions(v) && !touched.contains(v) {
+                    let is_data = program.scalar(v).is_some();
+                    if is_data && !out.contains(v) {
+                        out.push(v.clone());
+                    }
+                }
+            }
+        }
+        // Everything this node mentions counts as touched from now on.
+        let mut seen: Vec<String> = Vec::new();
+        crate::program::walk_nodes(std::slice::from_ref(n), &mut |m, _| {
+            let mut exprs: Vec<&Expr> = Vec::new();
+            match m {
+                Node::Assign(a) => exprs.extend([&a.target, &a.value]),
+                Node::Loop(x) => exprs.extend([&x.init, &x.bound]),
+                Node::If(i) => exprs.push(&i.cond),
+                Node::Decl(d) => {
+                    seen.push(d.name.clone());
+                    exprs.extend(d.init.as_ref());
+                }
+                Node::Block(_) => {}
+            }
+            for e in exprs {
+                e.walk(&mut |x| {
+                    if let Expr::Var(v) = x {
+                        seen.push(v.clone());
+                    }
+                });
+            }
+        });
+        touched.extend(seen);
+    }
+    out
+}
+
+/// Distance per common level for uniform pairs: subscripts with equal coefficients
+/// in which exactly one common loop variable appears.
+fn uniform_distance(
+    s: &AccessRef,
+    t: &AccessRef,
+    common: &[usize],
+    loops: &HashMap<usize, &Loop>,
+) -> Vec<Option<i64>> {
+    let mut out = vec![None; common.len()];
+    for (a, b) in s.indices.iter().zip(&t.indices) {
+        let (Some(a), Some(b)) = (a, b) else { continue };
+        if a.coeffs != b.coeffs {
+            continue;
+        }
+        let present: Vec<usize> = common
+            .iter()
+            .enumerate()
+            .filter(|(_, id)| a.coeff(&loops[id].var) != 0)
+            .map(|(k, _)| k)
+            .collect();
+        if let [k] = present.as_slice() {
+            let l = loops[&common[*k]];
+            let c = a.coeff(&l.var);
+            // a(x) = b(x') with x' = x + d  =>  c * d = a.const - b.const
+            let diff = a.constant - b.constant;
+            if diff % c == 0 {
+                let d = diff / c;
+                out[*k] = Some(if l.step > 0 { d } else { -d });
+            }
+        }
+    }
+    out
+}
+
+/// The dependence system of one ordered access pair.
+struct PairProblem {
+    /// Number of variables.
+    nvars: usize,
+    base: Vec<Vec<i128>>,
+    eqs: Vec<Vec<i128>>,
+    /// Per common level: (source var index, sink var index, step sign).
+    levels: Vec<(usize, usize, bool)>,
+}
+
+impl PairProblem {
+    fn new(
+        s: &AccessRef,
+        t: &AccessRef,
+        common: &[usize],
+        loops: &HashMap<usize, &Loop>,
+        domains: &HashMap<usize, Vec<Constraint>>,
+        program: &Program,
+    ) -> PairProblem {
+        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut var = |key: String| -> usize {
+            let n = index.len();
+            *index.entry(key).or_insert(n)
+        };
+        // Variable keys: "s:<loop id>", "t:<loop id>", "p:<param>".
+        let mut name_map = |side: &str, stack: &[usize]| -> HashMap<String, usize> {
+            let mut m = HashMap::new();
+            for id in stack {
+                m.insert(loops[id].var.clone(), var(format!("{side}:{id}")));
+            }
+            m
+        };
+        let smap = name_map("s", &s.loops);
+        let tmap = name_map("t", &t.loops);
+        let mut params: Vec<String> = Vec::new();
+        let mut collect = |a: &Affine| {
+            for k in a.coeffs.keys() {
+                if program.is_param(k) && !params.contains(k) {
+                    params.push(k.clone());
+                }
+            }
+        };
+        for id in s.loops.iter().chain(&t.loops) {
+            domains[id].iter().for_each(&mut collect);
+        }
+        s.conds.iter().chain(&t.conds).for_each(&mut collect);
+        for i in s.indices.iter().chain(&t.indices).flatten() {
+            collect(i);
+        }
+        let nloop = smap.len() + tmap.len();
+        let pidx: HashMap<String, usize> = params
+            .iter()
+            .enumerate()
+            .map(|(k, p)| (p.clone(), nloop + k))
+            .collect();
+        let nvars = nloop + params.len();
+
+        // Converts an affine form over one side's names into a row (coeffs + constant).
+        let row = |a: &Affine, map: &HashMap<String, usize>| -> Option<Vec<i128>> {
+            let mut r = vec![0i128; nvars + 1];
+            for (k, v) in &a.coeffs {
+                let i = map.get(k).or_else(|| pidx.get(k))?;
+                r[*i] += *v as i128;
+            }
+            r[nvars] = a.constant as i128;
+            Some(r)
+        };
+        let mut base = Vec::new();
+        for (acc, map) in [(s, &smap), (t, &tmap)] {
+            for id in &acc.loops {
+                for c in &domains[id] {
+                    if let Some(r) = row(c, map) {
+                        base.push(r);
+                    }
+                }
+            }
+            for c in &acc.conds {
+                if let Some(r) = row(c, map) {
+                    base.push(r);
+                }
+            }
+        }
+        let mut eqs = Vec::new();
+        for (a, b) in s.indices.iter().zip(&t.indices) {
+            if let (Some(a), Some(b)) = (a, b) {
+                if let (Some(ra), Some(rb)) = (row(a, &smap), row(b, &tmap)) {
+                    eqs.push(ra.iter().zip(&rb).map(|(x, y)| x - y).collect());
+                }
+            }
+        }
+        let levels = common
+            .iter()
+            .map(|id| {
+                let v = &loops[id].var;
+                (smap[v], tmap[v], loops[id].step > 0)
+            })
+            .collect();
+        PairProblem {
+            nvars,
+            base,
+            eqs,
+            levels,
+        }
+    }
+
+    /// Adds the constraints of a direction prefix and tests feasibility.
+    fn feasible(&self, dirs: &[Dir]) -> bool {
+        let mut ineqs = self.base.clone();
+        let mut eqs = self.eqs.clone();
+        for (k, d) in dirs.iter().enumerate() {
+            let (sv, tv, up) = self.levels[k];
+            let mut r = vec![0i128; self.nvars + 1];
+            match d {
+                Dir::Eq => {
+                    r[sv] = 1;
+                    r[tv] = -1;
+                    eqs.push(r);
+                }
+                Dir::Lt | Dir::Gt => {
+                    // Lt in execution order: (up) t - s - 1 >= 0, (down) s - t - 1 >= 0.
+                    let later_is_t = (*d == Dir::Lt) == up;
+                    if later_is_t {
+                        r[tv] = 1;
+                        r[sv] = -1;
+                    } else {
+                        r[sv] = 1;
+                        r[tv] = -1;
+                    }
+                    r[self.nvars] = -1;
+                    ineqs.push(r);
+                }
+            }
+        }
+        feasible(self.nvars, ineqs, eqs)
+    }
+
+    /// Enumerates feasible direction vectors that are lexicographically non-negative.
+    fn directions(&self, prefix: &mut Vec<Dir>, out: &mut Vec<Vec<Dir>>) {
+        if !self.feasible(prefix) {
+            return;
+        }
+        if prefix.len() == self.levels.len() {
+            out.push(prefix.clone());
+            return;
+        }
+        let carried = prefix.iter().any(|d| *d != Dir::Eq);
+        let choices: &[Dir] = if carried {
+            &[Dir::Lt, Dir::Eq, Dir::Gt]
+        } else {
+            &[Dir::Lt, Dir::Eq]
+        };
+        for d in choices {
+            prefix.push(*d);
+            self.directions(prefix, out);
+            prefix.pop();
+        }
+    }
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    let (mut a, mut b) = (a.abs(), b.abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+const MAX_CONSTRAINTS: usize = 4000;
+const MAX_COEFF: i128 = 1 << 60;
+
+/// Whether `ineqs` (rows `a·x + c >= 0`) and `eqs` (`a·x + c == 0`) have an integer
+/// solution, conservatively: `false` only when there is certainly none.
+pub fn feasible(nvars: usize, mut ineqs: Vec<Vec<i128>>, mut eqs: Vec<Vec<i128>>) -> bool {
+    let c = nvars;
+    let mut alive = vec![true; nvars];
+    // Equalities: GCD test, then substitute a variable with a unit coefficient.
+    while let Some(mut e) = eqs.pop() {
+        let g = e[..c].iter().fold(0, |g, x| gcd(g, *x));
+        if g == 0 {
+            if e[c] != 0 {
+                return false;
+            }
+            continue;
+        }
+        if e[c] % g != 0 {
+            return false;
+        }
+        e.iter_mut().for_each(|x| *x /= g);
+        match (0..c).find(|&i| e[i].abs() == 1) {
+            Some(v) => {
+                // x_v = -(rest)/e[v]
+                let sign = e[v];
+                let subst = |row: &mut Vec<i128>| {
+                    let k = row[v];
+                    if k != 0 {
+                        for i in 0..=c {
+                            row[i] -= k * sign * e[i];
+                        }
+                        row[v] = 0;
+                    }
+                };
+                eqs.iter_mut().for_each(subst);
+                ineqs.iter_mut().for_each(subst);
+                alive[v] = false;
+            }
+            None => {
+                ineqs.push(e.clone());
+                ineqs.push(e.iter().map(|x| -x).collect());
+            }
+        }
+    }
+    // Fourier–Motzkin on the inequalities.
+    loop {
+        let mut next = Vec::with_capacity(ineqs.len());
+        for mut r in ineqs.drain(..) {
+            let g = r[..c].iter().fold(0, |g, x| gcd(g, *x));
+            if g == 0 {
+                if r[c] < 0 {
+                    return false;
+                }
+                continue;
+            }
+            if g > 1 {
+                r[..c].iter_mut().for_each(|x| *x /= g);
+                r[c] = r[c].div_euclid(g);
+            }
+            if r.iter().any(|x| x.abs() > MAX_COEFF) {
+                return true;
+            }
+            next.push(r);
+        }
+        next.sort();
+        next.dedup();
+        ineqs = next;
+        // Pick the variable whose elimination creates the fewest rows.
+        let mut best: Option<(usize, usize)> = None;
+        for v in 0..c {
+            if !alive[v] {
+                continue;
+            }
+            let pos = ineqs.iter().filter(|r| r[v] > 0).count();
+            let neg = ineqs.iter().filter(|r| r[v] < 0).count();
+            if pos + neg == 0 {
+                alive[v] = false;
+                continue;
+            }
+            let cost = pos * neg;
+            if best.is_none_or(|(_, b)| cost < b) {
+                best = Some((v, cost));
+            }
+        }
+        let Some((v, _)) = best else { return true };
+        alive[v] = false;
+        let (pos, rest): (Vec<_>, Vec<_>) = ineqs.into_iter().partition(|r| r[v] > 0);
+        let (neg, zero): (Vec<_>, Vec<_>) = rest.into_iter().partition(|r| r[v] < 0);
+        let mut out = zero;
+        for p in &pos {
+            for n in &neg {
+                let (a, b) = (p[v], -n[v]);
+                let row: Vec<i128> = (0..=c).map(|i| b * p[i] + a * n[i]).collect();
+                out.push(row);
+            }
+        }
+        if out.len() > MAX_CONSTRAINTS {
+            return true;
+        }
+        ineqs = out;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn solver_decides_simple_systems() {
+        // x >= 0, x <= 5, x == 7  -> infeasible
+        let ineqs = vec![vec![1, 0], vec![-1, 5]];
+        assert!(!feasible(1, ineqs.clone(), vec![vec![1, -7]]));
+        assert!(feasible(1, ineqs, vec![vec![1, -3]]));
+        // 2x == 2y + 1 has no integer solution
+        assert!(!feasible(2, vec![], vec![vec![2, -2, -1]]));
+        // x < y and y < x
+        assert!(!feasible(2, vec![vec![-1, 1, -1], vec![1, -1, -1]], vec![]));
+        // 0 <= k < j, k == j
+        assert!(!feasible(2, vec![vec![1, 0, 0], vec![-1, 1, -1]], vec![vec![1, -1, 0]]));
+    }
+}

@@ -1,0 +1,241 @@
+//! Printing the IR back to C. The printer keeps every expression tree as it is
+//! (parentheses only where precedence needs them) and every literal as it was spelled,
+//! so the printed code computes exactly what the source computed.
+
+use crate::program::{Assign, Decl, Expr, Loop, Node, Region, UnOp};
+use std::fmt::Write;
+
+/// How loops are printed.
+pub struct PrintOptions<'a> {
+    /// Print `for (int i = ...)` for every loop, instead of as in the source.
+    pub declare_loop_vars: bool,
+    /// Extra lines (e.g. `#pragma omp ...`) to put before a loop.
+    pub loop_prefix: &'a dyn Fn(&Loop) -> Option<String>,
+    /// Append `/* parallel */`-style verdict comments to loop headers.
+    pub annotate: bool,
+}
+
+impl Default for PrintOptions<'_> {
+    fn default() -> Self {
+        PrintOptions {
+            declare_loop_vars: false,
+            loop_prefix: &|_| None,
+            annotate: false,
+        }
+    }
+}
+
+const INDENT: &str = "  ";
+
+fn precedence(e: &Expr) -> u8 {
+    match e {
+        Expr::Int { .. } | Expr::Float { .. } | Expr::Var(_) | Expr::Access { .. } | Expr::Call { .. } => 16,
+        Expr::Unary { .. } | Expr::Cast { .. } => 15,
+        Expr::Binary { op, .. } => op.precedence(),
+        Expr::Ternary { .. } => 3,
+    }
+}
+
+/// Prints an expression as C.
+pub fn expr(e: &Expr) -> String {
+    let mut s = String::new();
+    write_expr(e, &mut s);
+    s
+}
+
+fn write_child(e: &Expr, parens: bool, out: &mut String) {
+    if parens {
+        out.push('(');
+        write_expr(e, out);
+        out.push(')');
+    } else {
+        write_expr(e, out);
+    }
+}
+
+fn write_expr(e: &Expr, out: &mut String) {
+    match e {
+        Expr::Int { text, .. } | Expr::Float { text, .. } => out.push_str(text),
+        Expr::Var(v) => out.push_str(v),
+        Expr::Access { array, indices } => {
+            out.push_str(array);
+            for i in indices {
+                out.push('[');
+                write_expr(i, out);
+                out.push(']');
+            }
+        }
+        Expr::Call { func, args } => {
+            out.push_str(func);
+            out.push('(');
+            for (k, a) in args.iter().enumerate() {
+                if k > 0 {
+                    out.push_str(", ");
+                }
+                write_expr(a, out);
+            }
+            out.push(')');
+        }
+        Expr::Unary { op, arg } => {
+            out.push_str(match op {
+                UnOp::Neg => "-",
+                UnOp::Plus => "+",
+                UnOp::Not => "!",
+            });
+            let parens = precedence(arg) < 15 || matches!(**arg, Expr::Unary { .. });
+            write_child(arg, parens, out);
+        }
+        Expr::Cast { dtype, arg } => {
+            let _ = write!(out, "({})", dtype.c_name());
+            write_child(arg, precedence(arg) < 15, out);
+        }
+        Expr::Binary { op, lhs, rhs } => {
+            let p = op.precedence();
+            write_child(lhs, precedence(lhs) < p, out);
+            let _ = write!(out, " {} ", op.c_op());
+            write_child(rhs, precedence(rhs) <= p, out);
+        }
+        Expr::Ternary { cond, then, other } => {
+            write_child(cond, precedence(cond) <= 3, out);
+            out.push_str(" ? ");
+            write_expr(then, out);
+            out.push_str(" : ");
+            write_child(other, precedence(other) < 3, out);
+        }
+    }
+}
+
+/// `for (i = 0; i < n; i++)`, or with `int i = 0` when `declare` is set.
+pub fn loop_header(l: &Loop, declare: bool) -> String {
+    let step = match l.step {
+        1 => format!("{}++", l.var),
+        -1 => format!("{}--", l.var),
+        s if s > 0 => format!("{} += {}", l.var, s),
+        s => format!("{} -= {}", l.var, -s),
+    };
+    let init = if declare {
+        format!("{} {} = {}", l.var_dtype.c_name(), l.var, expr(&l.init))
+    } else {
+        format!("{} = {}", l.var, expr(&l.init))
+    };
+    format!("for ({init}; {} {} {}; {step})", l.var, l.cmp.c_op(), expr(&l.bound))
+}
+
+pub fn assign(a: &Assign) -> String {
+    format!("{} {} {};", expr(&a.target), a.op.c_op(), expr(&a.value))
+}
+
+pub fn decl(d: &Decl) -> String {
+    let mut s = format!("{} {}", d.dtype.c_name(), d.name);
+    for dim in &d.dims {
+        let _ = write!(s, "[{}]", expr(dim));
+    }
+    if let Some(init) = &d.init {
+        let _ = write!(s, " = {}", expr(init));
+    }
+    s.push(';');
+    s
+}
+
+fn pad(out: &mut String, depth: usize) {
+    for _ in 0..depth {
+        out.push_str(INDENT);
+    }
+}
+
+/// Prints a list of nodes at indentation `depth`.
+pub fn body(nodes: &[Node], opts: &PrintOptions, depth: usize, out: &mut String) {
+    for n in nodes {
+        node(n, opts, depth, out);
+    }
+}
+
+pub fn node(n: &Node, opts: &PrintOptions, depth: usize, out: &mut String) {
+    match n {
+        Node::Assign(a) => {
+            pad(out, depth);
+            out.push_str(&assign(a));
+            out.push('\n');
+        }
+        Node::Decl(d) => {
+            pad(out, depth);
+            out.push_str(&decl(d));
+            out.push('\n');
+        }
+        Node::Block(b) => {
+            pad(out, depth);
+            out.push_str("{\n");
+            body(b, opts, depth + 1, out);
+            pad(out, depth);
+            out.push_str("}\n");
+        }
+        Node::If(i) => {
+            pad(out, depth);
+            let _ = writeln!(out, "if ({}) {{", expr(&i.cond));
+            body(&i.then_body, opts, depth + 1, out);
+            pad(out, depth);
+            if i.else_body.is_empty() {
+                out.push_str("}\n");
+            } else {
+                out.push_str("} else {\n");
+                body(&i.else_body, opts, depth + 1, out);
+                pad(out, depth);
+                out.push_str("}\n");
+            }
+        }
+        Node::Loop(l) => {
+            if let Some(prefix) = (opts.loop_prefix)(l) {
+                for line in prefix.lines() {
+                    pad(out, depth);
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+            pad(out, depth);
+            out.push_str(&loop_header(l, opts.declare_loop_vars || l.declares_var));
+            if opts.annotate {
+                let _ = write!(out, " /* {} */", l.kind.verdict());
+            }
+            out.push_str(" {\n");
+            body(&l.body, opts, depth + 1, out);
+            pad(out, depth);
+            out.push_str("}\n");
+        }
+    }
+}
+
+/// A region as readable C, loops annotated with their verdicts.
+pub fn region_to_c(region: &Region) -> String {
+    let mut out = String::new();
+    let opts = PrintOptions {
+        annotate: true,
+        ..PrintOptions::default()
+    };
+    body(&region.body, &opts, 0, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::{BinOp, DType};
+
+    fn var(v: &str) -> Box<Expr> {
+        Box::new(Expr::Var(v.into()))
+    }
+
+    #[test]
+    fn parenthesizes_only_where_the_tree_needs_it() {
+        let sub = |l: Box<Expr>, r: Box<Expr>| Box::new(Expr::Binary { op: BinOp::Sub, lhs: l, rhs: r });
+        let left = Expr::Binary { op: BinOp::Sub, lhs: sub(var("a"), var("b")), rhs: var("c") };
+        assert_eq!(expr(&left), "a - b - c");
+        let right = Expr::Binary { op: BinOp::Sub, lhs: var("a"), rhs: sub(var("b"), var("c")) };
+        assert_eq!(expr(&right), "a - (b - c)");
+        let mul = Expr::Binary { op: BinOp::Mul, lhs: sub(var("a"), var("b")), rhs: var("c") };
+        assert_eq!(expr(&mul), "(a - b) * c");
+        let neg = Expr::Unary { op: UnOp::Neg, arg: Box::new(Expr::Unary { op: UnOp::Neg, arg: var("x") }) };
+        assert_eq!(expr(&neg), "-(-x)");
+        let cast = Expr::Cast { dtype: DType::F64, arg: sub(var("i"), var("j")) };
+        assert_eq!(expr(&cast), "(double)(i - j)");
+    }
+}

@@ -1,0 +1,464 @@
+//! The loop-nest IR: a program is a set of regions, each a tree of loops, conditionals
+//! and statements over named arrays and scalars.
+//!
+//! Expressions keep the shape and the literal spelling of the source, so printing a
+//! region back to C reproduces the same computation bit for bit.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A position in the user's source file (1-based line and column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Pos {
+    pub line: u32,
+    pub col: u32,
+}
+
+/// Element types the region may compute with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DType {
+    /// Plain `char` (signed on the targets we support).
+    Char,
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    F32,
+    F64,
+}
+
+impl DType {
+    /// The C spelling used in generated code.
+    pub fn c_name(self) -> &'static str {
+        match self {
+            DType::Char => "char",
+            DType::I8 => "signed char",
+            DType::U8 => "unsigned char",
+            DType::I16 => "short",
+            DType::U16 => "unsigned short",
+            DType::I32 => "int",
+            DType::U32 => "unsigned int",
+            DType::I64 => "long",
+            DType::U64 => "unsigned long",
+            DType::F32 => "float",
+            DType::F64 => "double",
+        }
+    }
+
+    /// The NumPy `descr` of this type on a little-endian x86-64 machine.
+    pub fn npy_descr(self) -> &'static str {
+        match self {
+            DType::Char | DType::I8 => "|i1",
+            DType::U8 => "|u1",
+            DType::I16 => "<i2",
+            DType::U16 => "<u2",
+            DType::I32 => "<i4",
+            DType::U32 => "<u4",
+            DType::I64 => "<i8",
+            DType::U64 => "<u8",
+            DType::F32 => "<f4",
+            DType::F64 => "<f8",
+        }
+    }
+
+    pub fn size(self) -> usize {
+        match self {
+            DType::Char | DType::I8 | DType::U8 => 1,
+            DType::I16 | DType::U16 => 2,
+            DType::I32 | DType::U32 | DType::F32 => 4,
+            DType::I64 | DType::U64 | DType::F64 => 8,
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F64)
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.c_name())
+    }
+}
+
+/// An array the region accesses. `dims` are C expressions of the declared extents;
+/// `extents` holds their values where they are compile-time constants.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Array {
+    pub name: String,
+    pub dtype: DType,
+    pub dims: Vec<Expr>,
+    pub extents: Vec<Option<i64>>,
+    /// Declared inside the region (a temporary), as opposed to visible from outside.
+    pub local: bool,
+}
+
+/// Where a scalar lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScalarOrigin {
+    /// Declared outside the region (function parameter, local variable or global).
+    External,
+    /// Declared inside the region.
+    Local,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scalar {
+    pub name: String,
+    pub dtype: DType,
+    pub origin: ScalarOrigin,
+    /// Assigned somewhere in the region.
+    pub written: bool,
+    /// Read somewhere in the region (loop variables excluded).
+    pub read: bool,
+}
+
+/// How a loop may execute, as decided by dependence analysis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoopKind {
+    /// No dependence is carried: iterations may run in any order (a map).
+    Map,
+    /// The only carried dependences accumulate into one location (`+=`, `*=`, ...).
+    Reduction,
+    /// Carries other dependences, or analysis could not prove otherwise.
+    Loop,
+}
+
+impl LoopKind {
+    /// The word used in reports and in the verdict tables.
+    pub fn verdict(self) -> &'static str {
+        match self {
+            LoopKind::Map => "parallel",
+            LoopKind::Reduction => "reduction",
+            LoopKind::Loop => "sequential",
+        }
+    }
+}
+
+/// Comparison of a loop's variable against its bound: `var OP bound`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoopCmp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl LoopCmp {
+    pub fn c_op(self) -> &'static str {
+        match self {
+            LoopCmp::Lt => "<",
+            LoopCmp::Le => "<=",
+            LoopCmp::Gt => ">",
+            LoopCmp::Ge => ">=",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Loop {
+    /// Preorder index of the loop within its region.
+    pub id: usize,
+    pub var: String,
+    pub var_dtype: DType,
+    /// The variable was declared in the `for` initializer (`for (int i = ...)`).
+    pub declares_var: bool,
+    pub init: Expr,
+    pub cmp: LoopCmp,
+    pub bound: Expr,
+    /// Non-zero increment per iteration (negative for decreasing loops).
+    pub step: i64,
+    pub kind: LoopKind,
+    pub body: Vec<Node>,
+    pub pos: Pos,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct If {
+    pub cond: Expr,
+    pub then_body: Vec<Node>,
+    pub else_body: Vec<Node>,
+    pub pos: Pos,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AssignOp {
+    Set,
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+impl AssignOp {
+    pub fn c_op(self) -> &'static str {
+        match self {
+            AssignOp::Set => "=",
+            AssignOp::Add => "+=",
+            AssignOp::Sub => "-=",
+            AssignOp::Mul => "*=",
+            AssignOp::Div => "/=",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Assign {
+    /// Index of the statement within its region, in source order.
+    pub id: usize,
+    /// A scalar (`Expr::Var`) or an array element (`Expr::Access`).
+    pub target: Expr,
+    pub op: AssignOp,
+    pub value: Expr,
+    pub pos: Pos,
+}
+
+/// A declaration inside the region: a scalar temporary (with optional initializer)
+/// or a local array.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decl {
+    pub name: String,
+    pub dtype: DType,
+    pub dims: Vec<Expr>,
+    pub init: Option<Expr>,
+    pub pos: Pos,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Node {
+    Loop(Loop),
+    If(If),
+    Assign(Assign),
+    Decl(Decl),
+    Block(Vec<Node>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnOp {
+    Neg,
+    Plus,
+    Not,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    And,
+    Or,
+}
+
+impl BinOp {
+    pub fn c_op(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Mod => "%",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+        }
+    }
+
+    /// C precedence level (higher binds tighter).
+    pub fn precedence(self) -> u8 {
+        match self {
+            BinOp::Mul | BinOp::Div | BinOp::Mod => 13,
+            BinOp::Add | BinOp::Sub => 12,
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 10,
+            BinOp::Eq | BinOp::Ne => 9,
+            BinOp::And => 5,
+            BinOp::Or => 4,
+        }
+    }
+
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expr {
+    /// Integer literal; `text` is the source spelling (suffixes included).
+    Int { value: i64, text: String },
+    /// Floating literal; `text` is the source spelling (`1.5`, `2.0f`, `1e-3`).
+    Float { value: f64, text: String },
+    /// A scalar, parameter or loop variable.
+    Var(String),
+    Access { array: String, indices: Vec<Expr> },
+    Unary { op: UnOp, arg: Box<Expr> },
+    Binary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    Ternary { cond: Box<Expr>, then: Box<Expr>, other: Box<Expr> },
+    Call { func: String, args: Vec<Expr> },
+    Cast { dtype: DType, arg: Box<Expr> },
+}
+
+impl Expr {
+    pub fn int(value: i64) -> Expr {
+        Expr::Int { value, text: value.to_string() }
+    }
+
+    /// Calls `f` on this expression and every sub-expression, parents first.
+    pub fn walk<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        f(self);
+        match self {
+            Expr::Int { .. } | Expr::Float { .. } | Expr::Var(_) => {}
+            Expr::Access { indices, .. } => indices.iter().for_each(|e| e.walk(f)),
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => arg.walk(f),
+            Expr::Binary { lhs, rhs, .. } => {
+                lhs.walk(f);
+                rhs.walk(f);
+            }
+            Expr::Ternary { cond, then, other } => {
+                cond.walk(f);
+                then.walk(f);
+                other.walk(f);
+            }
+            Expr::Call { args, .. } => args.iter().for_each(|e| e.walk(f)),
+        }
+    }
+
+    /// Whether this expression mentions the variable or array `name`.
+    pub fn mentions(&self, name: &str) -> bool {
+        let mut found = false;
+        self.walk(&mut |e| match e {
+            Expr::Var(v) if v == name => found = true,
+            Expr::Access { array, .. } if array == name => found = true,
+            _ => {}
+        });
+        found
+    }
+}
+
+/// One `#pragma scop` region (or one whole function body with `--function`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Region {
+    pub index: usize,
+    /// The function that encloses the region.
+    pub function: String,
+    pub start: Pos,
+    pub end: Pos,
+    pub body: Vec<Node>,
+}
+
+/// A program as the tuner sees it: the regions to tune and the data they touch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Program {
+    /// Short name, from the file stem (`gemm` for `gemm.c`).
+    pub name: String,
+    /// The source file as given on the command line.
+    pub file: String,
+    pub arrays: Vec<Array>,
+    pub scalars: Vec<Scalar>,
+    pub regions: Vec<Region>,
+}
+
+impl Program {
+    pub fn array(&self, name: &str) -> Option<&Array> {
+        self.arrays.iter().find(|a| a.name == name)
+    }
+
+    pub fn scalar(&self, name: &str) -> Option<&Scalar> {
+        self.scalars.iter().find(|s| s.name == name)
+    }
+
+    /// Integer scalars from outside the region that the region never writes: the
+    /// symbolic sizes that loop bounds and subscripts may be affine in.
+    pub fn is_param(&self, name: &str) -> bool {
+        self.scalar(name).is_some_and(|s| {
+            s.origin == ScalarOrigin::External && !s.written && !s.dtype.is_float()
+        })
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("IR serializes")
+    }
+
+    pub fn from_json(text: &str) -> Result<Program, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
+/// Visits every node of a body, parents first, with the loops enclosing it.
+pub fn walk_nodes<'a>(body: &'a [Node], f: &mut dyn FnMut(&'a Node, &[&'a Loop])) {
+    fn go<'a>(body: &'a [Node], stack: &mut Vec<&'a Loop>, f: &mut dyn FnMut(&'a Node, &[&'a Loop])) {
+        for node in body {
+            f(node, stack);
+            match node {
+                Node::Loop(l) => {
+                    stack.push(l);
+                    go(&l.body, stack, f);
+                    stack.pop();
+                }
+                Node::If(i) => {
+                    go(&i.then_body, stack, f);
+                    go(&i.else_body, stack, f);
+                }
+                Node::Block(b) => go(b, stack, f),
+                Node::Assign(_) | Node::Decl(_) => {}
+            }
+        }
+    }
+    go(body, &mut Vec::new(), f)
+}
+
+/// All loops of a body in preorder.
+pub fn loops(body: &[Node]) -> Vec<&Loop> {
+    let mut out = Vec::new();
+    walk_nodes(body, &mut |n, _| {
+        if let Node::Loop(l) = n {
+            out.push(l);
+        }
+    });
+    out
+}
+
+/// Mutable preorder visit of all loops.
+pub fn for_each_loop_mut(body: &mut [Node], f: &mut dyn FnMut(&mut Loop)) {
+    for node in body {
+        match node {
+            Node::Loop(l) => {
+                f(l);
+                for_each_loop_mut(&mut l.body, f);
+            }
+            Node::If(i) => {
+                for_each_loop_mut(&mut i.then_body, f);
+                for_each_loop_mut(&mut i.else_body, f);
+            }
+            Node::Block(b) => for_each_loop_mut(b, f),
+            Node::Assign(_) | Node::Decl(_) => {}
+        }
+    }
+}

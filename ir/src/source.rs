@@ -1,0 +1,207 @@
+//! Preprocessed translation units and the mapping from byte offsets back to the user's
+//! files, through the `# LINE "FILE"` markers that the preprocessor writes.
+
+use crate::error::{Error, Location, Result};
+use std::path::Path;
+use std::process::Command;
+
+/// The output of `$CC -E` for one source file.
+#[derive(Debug, Clone)]
+pub struct Preprocessed {
+    pub text: String,
+    /// The file as given on the command line (the name in the line markers).
+    pub file: String,
+    /// Sorted start offsets of lines, with the file index and line number they map to.
+    lines: Vec<LineInfo>,
+    files: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct LineInfo {
+    start: usize,
+    file: u32,
+    line: u32,
+}
+
+/// Runs the system preprocessor on `file` with cc-style flags (`-I`, `-D`, `-U`, `-std`, ...).
+pub fn preprocess(cc: &str, file: &str, flags: &[String]) -> Result<Preprocessed> {
+    if !Path::new(file).is_file() {
+        return Err(Error::Missing {
+            path: file.to_string(),
+        });
+    }
+    let mut parts = cc.split_whitespace();
+    let program = parts.next().unwrap_or("cc");
+    let output = Command::new(program)
+        .args(parts)
+        .arg("-E")
+        .args(flags)
+        .arg(file)
+        .output()
+        .map_err(|e| Error::Io {
+            path: program.to_string(),
+            source: e,
+        })?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let first = stderr
+            .lines()
+            .find(|l| l.contains("error"))
+            .or_else(|| stderr.lines().next())
+            .unwrap_or("preprocessor failed")
+            .trim()
+            .to_string();
+        return Err(Error::Preprocess { message: first });
+    }
+    let text = String::from_utf8(output.stdout).map_err(|_| Error::Preprocess {
+        message: format!("{file}: preprocessed output is not UTF-8"),
+    })?;
+    Ok(Preprocessed::new(file, text))
+}
+
+impl Preprocessed {
+    pub fn new(file: &str, text: String) -> Preprocessed {
+        let mut files: Vec<String> = vec![file.to_string()];
+        let mut lines = Vec::new();
+        let mut cur_file = 0u32;
+        let mut cur_line = 1u32;
+        let mut offset = 0usize;
+        for raw in text.split_inclusive('\n') {
+            if let Some((line, name)) = parse_line_marker(raw) {
+                let idx = match files.iter().position(|f| *f == name) {
+                    Some(i) => i,
+                    None => {
+                        files.push(name);
+                        files.len() - 1
+                    }
+                };
+                cur_file = idx as u32;
+                cur_line = line;
+            } else {
+                lines.push(LineInfo {
+                    start: offset,
+                    file: cur_file,
+                    line: cur_line,
+                });
+                cur_line += 1;
+            }
+            offset += raw.len();
+        }
+        Preprocessed {
+            text,
+            file: file.to_string(),
+            lines,
+            files,
+        }
+    }
+
+    fn line_at(&self, offset: usize) -> Option<&LineInfo> {
+        let idx = self.lines.partition_point(|l| l.start <= offset);
+        idx.checked_sub(1).map(|i| &self.lines[i])
+    }
+
+    /// The user-facing location of a byte offset.
+    pub fn location(&self, offset: usize) -> Location {
+        match self.line_at(offset) {
+            Some(l) => {
+                let col = self.text[l.start..offset.min(self.text.len())].chars().count() + 1;
+                Location {
+                    file: self.files[l.file as usize].clone(),
+                    line: l.line,
+                    col: col as u32,
+                }
+            }
+            None => Location {
+                file: self.file.clone(),
+                line: 1,
+                col: 1,
+            },
+        }
+    }
+
+    /// Offset of the start of the line containing `offset`.
+    pub fn line_start(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())]
+            .rfind('\n')
+            .map_or(0, |i| i + 1)
+    }
+
+    /// Offset just past the end (newline included) of the line containing `offset`.
+    pub fn line_end(&self, offset: usize) -> usize {
+        self.text[offset.min(self.text.len())..]
+            .find('\n')
+            .map_or(self.text.len(), |i| offset + i + 1)
+    }
+
+    /// A line marker that makes the following line count as `loc`'s line.
+    pub fn marker(loc: &Location) -> String {
+        format!("# {} \"{}\"\n", loc.line, loc.file.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+}
+
+/// Parses `# 12 "file.c" 1 3` (or `#line 12 "file.c"`) into (12, "file.c").
+fn parse_line_marker(raw: &str) -> Option<(u32, String)> {
+    let s = raw.trim_end_matches(['\n', '\r']).trim_start();
+    let rest = s.strip_prefix('#')?.trim_start();
+    let rest = rest.strip_prefix("line").unwrap_or(rest).trim_start();
+    let digits = rest.chars().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 {
+        return None;
+    }
+    let line: u32 = rest[..digits].parse().ok()?;
+    let rest = rest[digits..].trim_start();
+    let rest = rest.strip_prefix('"')?;
+    let mut name = String::new();
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => return Some((line, name)),
+            '\\' => name.push(chars.next()?),
+            c => name.push(c),
+        }
+    }
+    None
+}
+
+/// Finds `#pragma NAME` lines (as the preprocessor passes them through); returns the
+/// offset of each such line's start.
+pub fn pragma_lines(text: &str, name: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for raw in text.split_inclusive('\n') {
+        let mut words = raw.trim().trim_start_matches('#').split_whitespace();
+        if raw.trim_start().starts_with('#')
+            && words.next() == Some("pragma")
+            && words.next() == Some(name)
+            && words.next().is_none()
+        {
+            out.push(offset);
+        }
+        offset += raw.len();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_offsets_through_line_markers() {
+        let text = "# 1 \"a.c\"\nint x;\n# 1 \"inc.h\" 1\nint y;\n# 3 \"a.c\" 2\n  int z;\n";
+        let pp = Preprocessed::new("a.c", text.to_string());
+        let z = text.find("int z").unwrap();
+        let loc = pp.location(z);
+        assert_eq!((loc.file.as_str(), loc.line, loc.col), ("a.c", 3, 3));
+        let y = text.find("int y").unwrap();
+        assert_eq!(pp.location(y).file, "inc.h");
+        assert_eq!(pp.location(text.find("int x").unwrap()).line, 1);
+    }
+
+    #[test]
+    fn finds_pragma_lines() {
+        let text = "a\n#pragma scop\nb\n  # pragma  endscop\n#pragma scopx\n";
+        assert_eq!(pragma_lines(text, "scop"), vec![2]);
+        assert_eq!(pragma_lines(text, "endscop"), vec![16]);
+    }
+}

@@ -1,0 +1,167 @@
+//! The IR verifier: run after parsing and after every transformation in tests.
+//!
+//! It checks that every name is bound, every access has as many subscripts as its
+//! array has dimensions, constant subscripts stay inside constant extents where the
+//! loop ranges are constant, and that no loop is marked more parallel than the
+//! dependence analysis proves.
+
+use crate::affine::affine_of;
+use crate::deps::analyze;
+use crate::frontend::const_value;
+use crate::program::{Expr, Loop, LoopCmp, LoopKind, Node, Program};
+use std::collections::HashMap;
+
+/// Checks a program; returns every problem found (empty when the program is sound).
+pub fn verify(program: &Program) -> Vec<String> {
+    let mut errors = Vec::new();
+    for region in &program.regions {
+        let mut v = Verifier {
+            program,
+            scopes: vec![Vec::new()],
+            ranges: HashMap::new(),
+            errors: &mut errors,
+            region: region.index,
+        };
+        v.body(&region.body);
+        let analysis = analyze(program, region);
+        for l in crate::program::loops(&region.body) {
+            let proven = analysis.kinds[&l.id];
+            let ok = match l.kind {
+                LoopKind::Map => proven == LoopKind::Map,
+                LoopKind::Reduction => proven != LoopKind::Loop,
+                LoopKind::Loop => true,
+            };
+            if !ok {
+                errors.push(format!(
+                    "region{}: loop '{}' at line {} is marked {} but analysis proves only {}",
+                    region.index,
+                    l.var,
+                    l.pos.line,
+                    l.kind.verdict(),
+                    proven.verdict()
+                ));
+            }
+        }
+    }
+    errors
+}
+
+struct Verifier<'a> {
+    program: &'a Program,
+    scopes: Vec<Vec<String>>,
+    /// Constant ranges of enclosing loop variables.
+    ranges: HashMap<String, (i64, i64)>,
+    errors: &'a mut Vec<String>,
+    region: usize,
+}
+
+impl Verifier<'_> {
+    fn bound(&self, name: &str) -> bool {
+        self.scopes.iter().any(|s| s.iter().any(|n| n == name))
+            || self.program.scalar(name).is_some()
+            || self.program.array(name).is_some()
+    }
+
+    fn expr(&mut self, e: &Expr, line: u32) {
+        let mut problems = Vec::new();
+        e.walk(&mut |x| match x {
+            Expr::Var(v) if !self.bound(v) => problems.push(format!("unbound variable '{v}'")),
+            Expr::Access { array, indices } => match self.program.array(array) {
+                None => problems.push(format!("unknown array '{array}'")),
+                Some(a) if a.dims.len() != indices.len() => problems.push(format!(
+                    "'{array}' has {} dimensions but is accessed with {} subscripts",
+                    a.dims.len(),
+                    indices.len()
+                )),
+                Some(a) => {
+                    for (k, (idx, ext)) in indices.iter().zip(&a.extents).enumerate() {
+                        let (Some(ext), Some(range)) = (ext, self.range_of(idx)) else { continue };
+                        if range.0 < 0 || range.1 >= *ext {
+                            problems.push(format!(
+                                "subscript {k} of '{array}' ranges over [{}, {}] outside [0, {}]",
+                                range.0,
+                                range.1,
+                                ext - 1
+                            ));
+                        }
+                    }
+                }
+            },
+            _ => {}
+        });
+        for p in problems {
+            self.errors.push(format!("region{}: line {line}: {p}", self.region));
+        }
+    }
+
+    /// The range of an affine subscript over constant loop ranges.
+    fn range_of(&self, e: &Expr) -> Option<(i64, i64)> {
+        let a = affine_of(e, &|n| self.ranges.contains_key(n))?;
+        let (mut lo, mut hi) = (a.constant, a.constant);
+        for (v, c) in &a.coeffs {
+            let (l, h) = self.ranges[v];
+            let (x, y) = (c.checked_mul(l)?, c.checked_mul(h)?);
+            lo = lo.checked_add(x.min(y))?;
+            hi = hi.checked_add(x.max(y))?;
+        }
+        Some((lo, hi))
+    }
+
+    fn loop_range(l: &Loop) -> Option<(i64, i64)> {
+        let init = const_value(&l.init)?;
+        let bound = const_value(&l.bound)?;
+        let (lo, hi) = match l.cmp {
+            LoopCmp::Lt => (init, bound - 1),
+            LoopCmp::Le => (init, bound),
+            LoopCmp::Gt => (bound + 1, init),
+            LoopCmp::Ge => (bound, init),
+        };
+        (lo <= hi).then_some((lo, hi))
+    }
+
+    fn body(&mut self, nodes: &[Node]) {
+        for n in nodes {
+            match n {
+                Node::Assign(a) => {
+                    self.expr(&a.target, a.pos.line);
+                    self.expr(&a.value, a.pos.line);
+                }
+                Node::Decl(d) => {
+                    if let Some(e) = &d.init {
+                        self.expr(e, d.pos.line);
+                    }
+                    self.scopes.last_mut().expect("scope").push(d.name.clone());
+                }
+                Node::If(i) => {
+                    self.expr(&i.cond, i.pos.line);
+                    self.scopes.push(Vec::new());
+                    self.body(&i.then_body);
+                    self.scopes.pop();
+                    self.scopes.push(Vec::new());
+                    self.body(&i.else_body);
+                    self.scopes.pop();
+                }
+                Node::Block(b) => {
+                    self.scopes.push(Vec::new());
+                    self.body(b);
+                    self.scopes.pop();
+                }
+                Node::Loop(l) => {
+                    self.expr(&l.init, l.pos.line);
+                    self.expr(&l.bound, l.pos.line);
+                    self.scopes.push(vec![l.var.clone()]);
+                    let saved = self.ranges.remove(&l.var);
+                    if let Some(r) = Self::loop_range(l) {
+                        self.ranges.insert(l.var.clone(), r);
+                    }
+                    self.body(&l.body);
+                    self.ranges.remove(&l.var);
+                    if let Some(r) = saved {
+                        self.ranges.insert(l.var.clone(), r);
+                    }
+                    self.scopes.pop();
+                }
+            }
+        }
+    }
+}

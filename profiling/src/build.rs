@@ -1,0 +1,169 @@
+//! Compiling generated translation units, with a cache keyed by the source, the flags,
+//! every extra source as preprocessed, the runtime and the compiler's version.
+
+use crate::cc::CcArgs;
+use crate::{io_err, Error, Result, RUNTIME_SOURCE};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// How to compile.
+#[derive(Debug, Clone)]
+pub struct Toolchain {
+    /// `$CC`, default `cc` (may contain arguments, e.g. `ccache gcc`).
+    pub cc: String,
+    /// Optimization flags in front of the user's: `$CFLAGS`, default `-O3 -march=native`.
+    pub base_flags: Vec<String>,
+}
+
+impl Default for Toolchain {
+    fn default() -> Self {
+        Toolchain {
+            cc: std::env::var("CC").ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "cc".into()),
+            base_flags: std::env::var("CFLAGS")
+                .ok()
+                .map(|s| s.split_whitespace().map(String::from).collect())
+                .unwrap_or_else(|| vec!["-O3".into(), "-march=native".into()]),
+        }
+    }
+}
+
+impl Toolchain {
+    fn command(&self) -> Command {
+        let mut parts = self.cc.split_whitespace();
+        let mut cmd = Command::new(parts.next().unwrap_or("cc"));
+        cmd.args(parts);
+        cmd
+    }
+
+    /// First line of `$CC --version` (cached per process and compiler).
+    pub fn version(&self) -> Result<String> {
+        static CACHE: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, v)) = cache.iter().find(|(c, _)| *c == self.cc) {
+            return Ok(v.clone());
+        }
+        let out = self.command().arg("--version").output().map_err(io_err(&self.cc))?;
+        let v = String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or("").to_string();
+        cache.push((self.cc.clone(), v.clone()));
+        Ok(v)
+    }
+
+    fn preprocess(&self, file: &str, flags: &[String]) -> Result<Vec<u8>> {
+        let out = self
+            .command()
+            .arg("-E")
+            .args(flags)
+            .arg(file)
+            .output()
+            .map_err(io_err(file))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            return Err(Error::Usage(err.lines().find(|l| l.contains("error")).unwrap_or("preprocessing failed").to_string()));
+        }
+        Ok(out.stdout)
+    }
+}
+
+/// One build request.
+#[derive(Debug, Clone)]
+pub struct BuildRequest<'a> {
+    /// The generated translation unit (already preprocessed C).
+    pub source: &'a str,
+    pub args: &'a CcArgs,
+    /// Link the instrumentation runtime.
+    pub runtime: bool,
+    pub openmp: bool,
+}
+
+/// A finished build.
+#[derive(Debug, Clone)]
+pub struct Build {
+    pub exe: PathBuf,
+    pub key: String,
+    pub cache_hit: bool,
+    /// Seconds spent compiling (0 on a cache hit).
+    pub compile_seconds: f64,
+    pub command: Vec<String>,
+}
+
+/// Builds `req` under `dir` (one sub-folder per key); reuses an earlier identical build.
+pub fn build(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<Build> {
+    let mut hasher = blake3::Hasher::new();
+    let mut feed = |label: &str, bytes: &[u8]| {
+        hasher.update(label.as_bytes());
+        hasher.update(&(bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    };
+    feed("cc", tc.cc.as_bytes());
+    feed("version", tc.version()?.as_bytes());
+    for f in &tc.base_flags {
+        feed("base", f.as_bytes());
+    }
+    for f in &req.args.cflags {
+        feed("cflag", f.as_bytes());
+    }
+    for f in &req.args.link {
+        feed("link", f.as_bytes());
+    }
+    feed("source", req.source.as_bytes());
+    for extra in &req.args.extra_sources {
+        let pre = tc.preprocess(extra, &req.args.cflags)?;
+        feed("extra", &pre);
+    }
+    if req.runtime {
+        feed("runtime", RUNTIME_SOURCE.as_bytes());
+    }
+    feed("openmp", &[req.openmp as u8]);
+    let key = hasher.finalize().to_hex()[..16].to_string();
+
+    let bdir = dir.join(&key);
+    let exe = bdir.join("prog");
+    let gen = bdir.join("gen.i");
+    let rt = bdir.join("tune_rt.c");
+    let mut command: Vec<String> = tc.cc.split_whitespace().map(String::from).collect();
+    command.extend(tc.base_flags.iter().cloned());
+    command.extend(req.args.cflags.iter().cloned());
+    if req.openmp {
+        command.push("-fopenmp".into());
+    }
+    command.push("-o".into());
+    command.push(exe.with_extension("tmp").display().to_string());
+    command.push(gen.display().to_string());
+    command.extend(req.args.extra_sources.iter().cloned());
+    if req.runtime {
+        command.push(rt.display().to_string());
+    }
+    command.extend(req.args.link.iter().cloned());
+
+    if exe.is_file() {
+        return Ok(Build { exe, key, cache_hit: true, compile_seconds: 0.0, command });
+    }
+    std::fs::create_dir_all(&bdir).map_err(io_err(&bdir))?;
+    std::fs::write(&gen, req.source).map_err(io_err(&gen))?;
+    if req.runtime {
+        std::fs::write(&rt, RUNTIME_SOURCE).map_err(io_err(&rt))?;
+    }
+    let start = Instant::now();
+    let out = Command::new(&command[0])
+        .args(&command[1..])
+        .output()
+        .map_err(io_err(&command[0]))?;
+    let compile_seconds = start.elapsed().as_secs_f64();
+    let log = bdir.join("build.log");
+    let mut text = format!("$ {}\n", command.join(" "));
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    std::fs::write(&log, &text).map_err(io_err(&log))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let first = stderr
+            .lines()
+            .find(|l| l.contains("error"))
+            .unwrap_or_else(|| stderr.lines().next().unwrap_or("compiler failed"))
+            .to_string();
+        return Err(Error::Compile { what: req.args.main.clone(), log: log.display().to_string(), first_error: first });
+    }
+    std::fs::rename(exe.with_extension("tmp"), &exe).map_err(io_err(&exe))?;
+    Ok(Build { exe, key, cache_hit: false, compile_seconds, command })
+}

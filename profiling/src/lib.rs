@@ -1,0 +1,43 @@
+//! `profiling`: everything that builds and runs code for `tune`.
+//!
+//! [`cc`] splits cc-style command lines, [`build`] compiles generated translation units
+//! with the project's C runtime behind a content-addressed cache, [`run`] executes the
+//! result in a child process (timeouts, exit status, the runtime's JSON report), and
+//! [`cache`] owns the `.tunecache/<program>/` layout. Nothing here prints to the
+//! terminal; callers decide what to show.
+
+pub mod build;
+pub mod cache;
+pub mod cc;
+pub mod npy;
+pub mod run;
+
+/// The C runtime linked into instrumented programs.
+pub const RUNTIME_SOURCE: &str = include_str!("../runtime/tune_rt.c");
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("compiling {what} failed (log: {log}): {first_error}")]
+    Compile {
+        what: String,
+        log: String,
+        first_error: String,
+    },
+    #[error("{0}")]
+    Run(String),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+pub(crate) fn io_err(path: impl AsRef<std::path::Path>) -> impl FnOnce(std::io::Error) -> Error {
+    let path = path.as_ref().display().to_string();
+    move |source| Error::Io { path, source }
+}

@@ -1,0 +1,368 @@
+//! `tune run`: the program through the harness, with Save.
+
+use crate::{Error, Result};
+use ir::codegen::{generate, CodegenOptions, Nest};
+use ir::program::{Loop, Node};
+use profiling::build::{build, BuildRequest, Toolchain};
+use profiling::cache::ProgramCache;
+use profiling::cc::CcArgs;
+use profiling::run::{run, Exit, RunOptions, RuntimeReport, SavedFile};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Everything `tune run` needs.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub args: CcArgs,
+    pub function: Option<String>,
+    pub cache_root: PathBuf,
+    /// Versions saved per nest and region; 0 disables Save, negative saves all.
+    pub save_versions: i64,
+    pub openmp: bool,
+    pub timeout: Option<Duration>,
+    pub program_args: Vec<String>,
+    pub toolchain: Toolchain,
+}
+
+/// One loop and its verdict, in preorder.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoopSummary {
+    pub var: String,
+    pub depth: usize,
+    pub line: u32,
+    pub verdict: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NestSummary {
+    pub name: String,
+    pub region: usize,
+    pub line: u32,
+    pub invocations: u64,
+    pub total_s: f64,
+    pub min_s: f64,
+    pub max_s: f64,
+    pub loops: Vec<LoopSummary>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RegionSummary {
+    pub index: usize,
+    pub function: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub invocations: u64,
+    pub total_s: f64,
+    /// Every loop of the region with its verdict (nests and control loops).
+    pub loops: Vec<LoopSummary>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SaveSummary {
+    pub dir: String,
+    pub files: usize,
+    pub bytes: u64,
+    pub failed: bool,
+}
+
+/// What `tune run` found and measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub program: String,
+    pub file: String,
+    pub exit_code: i32,
+    pub exit: Exit,
+    pub wall_s: f64,
+    pub regions: Vec<RegionSummary>,
+    pub nests: Vec<NestSummary>,
+    pub saved: Option<SaveSummary>,
+    pub build_key: String,
+    pub build_cache_hit: bool,
+    pub compile_s: f64,
+}
+
+/// The manifest written next to the saved data.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DataManifest {
+    pub program: String,
+    pub file: String,
+    pub cflags: Vec<String>,
+    pub layout: String,
+    pub nests: Vec<Nest>,
+    pub files: Vec<SavedFile>,
+}
+
+/// Loops of a body in preorder with their depth.
+pub fn loop_summaries(body: &[Node]) -> Vec<LoopSummary> {
+    fn go(body: &[Node], depth: usize, out: &mut Vec<LoopSummary>) {
+        for n in body {
+            match n {
+                Node::Loop(l) => {
+                    out.push(summary_of(l, depth));
+                    go(&l.body, depth + 1, out);
+                }
+                Node::If(i) => {
+                    go(&i.then_body, depth, out);
+                    go(&i.else_body, depth, out);
+                }
+                Node::Block(b) => go(b, depth, out),
+                Node::Assign(_) | Node::Decl(_) => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    go(body, 0, &mut out);
+    out
+}
+
+fn summary_of(l: &Loop, depth: usize) -> LoopSummary {
+    LoopSummary {
+        var: l.var.clone(),
+        depth,
+        line: l.pos.line,
+        verdict: l.kind.verdict().to_string(),
+    }
+}
+
+/// Parses, analyses and builds the instrumented program; returns the parsed program,
+/// its nests and the build.
+pub fn prepare(
+    cfg: &RunConfig,
+    instrument: bool,
+) -> Result<(ir::Parsed, Vec<Nest>, profiling::build::Build, ProgramCache)> {
+    let fopts = ir::FrontendOptions {
+        cc: cfg.toolchain.cc.clone(),
+        flags: cfg.args.preprocessor_flags(),
+        function: cfg.function.clone(),
+    };
+    let parsed = ir::load(&cfg.args.main, &fopts)?;
+    let problems = ir::verify::verify(&parsed.program);
+    if let Some(p) = problems.first() {
+        return Err(Error::Failed(format!("internal error: IR verification failed: {p}")));
+    }
+    let generated = generate(
+        &parsed,
+        CodegenOptions {
+            openmp: cfg.openmp,
+            instrument,
+        },
+    );
+    let cache = ProgramCache::new(&cfg.cache_root, &parsed.program.name);
+    let b = build(
+        &cfg.toolchain,
+        &BuildRequest {
+            source: &generated.source,
+            args: &cfg.args,
+            runtime: instrument,
+            openmp: cfg.openmp,
+        },
+        &cache.builds(),
+    )?;
+    Ok((parsed, generated.nests, b, cache))
+}
+
+/// `tune run`: builds the program with the generated regions and runs it, saving data.
+pub fn run_program(cfg: &RunConfig) -> Result<RunSummary> {
+    let (parsed, nests, b, cache) = prepare(cfg, true)?;
+    let program = &parsed.program;
+
+    let data = cache.data();
+    let partial = cache.root.join(format!("data.partial-{}", std::process::id()));
+    let saving = cfg.save_versions != 0;
+    if saving {
+        let _ = std::fs::remove_dir_all(&partial);
+        std::fs::create_dir_all(&partial)
+            .map_err(|e| Error::Failed(format!("{}: {e}", partial.display())))?;
+    }
+    let outcome = run(
+        &b.exe,
+        &RunOptions {
+            data_dir: saving.then(|| partial.clone()),
+            save_versions: cfg.save_versions,
+            timeout: cfg.timeout,
+            args: cfg.program_args.clone(),
+        },
+        &cache.root,
+    )?;
+    let report = outcome.report.clone().unwrap_or_default();
+
+    // Keep earlier data unless this run saved a complete new set.
+    let mut saved = None;
+    if saving {
+        let complete = outcome.report.is_some() && !report.save_failed;
+        if complete {
+            let manifest = DataManifest {
+                program: program.name.clone(),
+                file: program.file.clone(),
+                cflags: cfg.args.cflags.clone(),
+                layout: "<array>/<nest>_<version>.npy holds the array (or 0-d scalar) at the \
+                         entry of that invocation; <array>/<nest>_<version>.out.npy after it \
+                         (outputs only). <nest> is nestK or regionK."
+                    .to_string(),
+                nests: nests.clone(),
+                files: report.saved.clone(),
+            };
+            let text = serde_json::to_string_pretty(&manifest).expect("manifest serializes");
+            write_file(&partial.join("manifest.json"), &text)?;
+            let old = cache.root.join(format!("data.old-{}", std::process::id()));
+            if data.exists() {
+                std::fs::rename(&data, &old).map_err(|e| Error::Failed(format!("{}: {e}", data.display())))?;
+            }
+            std::fs::rename(&partial, &data).map_err(|e| Error::Failed(format!("{}: {e}", data.display())))?;
+            let _ = std::fs::remove_dir_all(&old);
+        } else {
+            let _ = std::fs::remove_dir_all(&partial);
+        }
+        saved = Some(SaveSummary {
+            dir: data.display().to_string(),
+            files: if complete { report.saved.len() } else { 0 },
+            bytes: if complete { report.saved.iter().map(|f| f.bytes).sum() } else { 0 },
+            failed: !complete,
+        });
+    }
+
+    let summary = summarize(&parsed, &nests, &report, &outcome, &b, saved);
+    let text = serde_json::to_string_pretty(&summary).expect("summary serializes");
+    write_file(&cache.run_summary(), &text)?;
+    Ok(summary)
+}
+
+fn write_file(path: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::Failed(format!("{}: {e}", dir.display())))?;
+    }
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).map_err(|e| Error::Failed(format!("{}: {e}", tmp.display())))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::Failed(format!("{}: {e}", path.display())))
+}
+
+fn summarize(
+    parsed: &ir::Parsed,
+    nests: &[Nest],
+    report: &RuntimeReport,
+    outcome: &profiling::run::RunOutcome,
+    b: &profiling::build::Build,
+    saved: Option<SaveSummary>,
+) -> RunSummary {
+    let program = &parsed.program;
+    let slot = |name: &str| report.slots.iter().find(|s| s.name == name);
+    let regions = program
+        .regions
+        .iter()
+        .map(|r| {
+            let s = slot(&format!("region{}", r.index));
+            RegionSummary {
+                index: r.index,
+                function: r.function.clone(),
+                start_line: r.start.line,
+                end_line: r.end.line,
+                invocations: s.map_or(0, |s| s.invocations),
+                total_s: s.map_or(0.0, |s| s.total_s),
+                loops: loop_summaries(&r.body),
+            }
+        })
+        .collect();
+    let nests = nests
+        .iter()
+        .map(|n| {
+            let region = &program.regions[n.region];
+            let root = ir::program::loops(&region.body)
+                .into_iter()
+                .find(|l| l.id == n.root)
+                .expect("nest root");
+            let s = slot(&n.name);
+            NestSummary {
+                name: n.name.clone(),
+                region: n.region,
+                line: root.pos.line,
+                invocations: s.map_or(0, |s| s.invocations),
+                total_s: s.map_or(0.0, |s| s.total_s),
+                min_s: s.map_or(0.0, |s| s.min_s),
+                max_s: s.map_or(0.0, |s| s.max_s),
+                loops: loop_summaries(std::slice::from_ref(&Node::Loop(root.clone()))),
+            }
+        })
+        .collect();
+    RunSummary {
+        program: program.name.clone(),
+        file: program.file.clone(),
+        exit_code: outcome.exit.shell_code(),
+        exit: outcome.exit,
+        wall_s: outcome.wall_seconds,
+        regions,
+        nests,
+        saved,
+        build_key: b.key.clone(),
+        build_cache_hit: b.cache_hit,
+        compile_s: b.compile_seconds,
+    }
+}
+
+fn ms(s: f64) -> String {
+    format!("{:.3} ms", s * 1e3)
+}
+
+/// The human-readable summary (printed to stderr after the program's own output).
+pub fn render(summary: &RunSummary) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "tune: {}: {} region(s), {} nest(s), exit {}",
+        summary.file,
+        summary.regions.len(),
+        summary.nests.len(),
+        summary.exit_code
+    );
+    for r in &summary.regions {
+        let _ = writeln!(
+            out,
+            "  region{} in {}() lines {}-{}: {} invocation(s), {}",
+            r.index,
+            r.function,
+            r.start_line,
+            r.end_line,
+            r.invocations,
+            ms(r.total_s)
+        );
+        for l in &r.loops {
+            let nest = summary.nests.iter().find(|n| n.region == r.index && n.line == l.line && l.var == n.loops[0].var);
+            let tag = match nest {
+                Some(n) => format!(
+                    "  <- {}: {} invocation(s), total {}, min {}, max {}",
+                    n.name,
+                    n.invocations,
+                    ms(n.total_s),
+                    ms(n.min_s),
+                    ms(n.max_s)
+                ),
+                None => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "    {:indent$}for {:<4} {:<10} line {}{}",
+                "",
+                l.var,
+                l.verdict,
+                l.line,
+                tag,
+                indent = 2 * l.depth
+            );
+        }
+    }
+    if let Some(s) = &summary.saved {
+        if s.failed {
+            let _ = writeln!(out, "  data: not saved (the program did not finish normally or saving failed)");
+        } else {
+            let _ = writeln!(
+                out,
+                "  data: {} file(s), {:.1} KiB in {}",
+                s.files,
+                s.bytes as f64 / 1024.0,
+                s.dir
+            );
+        }
+    }
+    out
+}
