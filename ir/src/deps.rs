@@ -274,18 +274,18 @@ impl<'p> Collector<'p> {
     }
 }
 
-/// Recognizes `x += e`, `x -= e`, `x *= e`, `x = x + e`, `x = e + x`, `x = x - e`,
-/// `x = x * e`, `x = e * x` where `e` does not mention `x`'s array. Returns the
-/// operator and the self-read node inside `value` (for the `x = x op e` forms).
+/// Recognizes the reduction statement forms `x += e`, `x -= e`, `x *= e`, `x = x + e`,
+/// `x = e + x`, `x = x - e`, `x = x * e`, `x = e * x`. Returns the operator and, for the
+/// `x = x op e` forms, the self-read node inside `value`. Other reads of `x`'s array in
+/// `e` stay ordinary accesses, so the dependence test decides whether they conflict.
 fn reduction_of(op: AssignOp, target: &Expr, value: &Expr) -> Option<(RedOp, Option<*const Expr>)> {
-    let name = match target {
-        Expr::Var(v) => v,
-        Expr::Access { array, .. } => array,
-        _ => return None,
-    };
+    if !matches!(target, Expr::Var(_) | Expr::Access { .. }) {
+        return None;
+    }
     match op {
-        AssignOp::Add | AssignOp::Sub if !value.mentions(name) => Some((RedOp::Sum, None)),
-        AssignOp::Mul if !value.mentions(name) => Some((RedOp::Product, None)),
+        AssignOp::Add | AssignOp::Sub => Some((RedOp::Sum, None)),
+        AssignOp::Mul => Some((RedOp::Product, None)),
+        AssignOp::Div => None,
         AssignOp::Set => {
             let Expr::Binary { op, lhs, rhs } = value else {
                 return None;
@@ -295,15 +295,14 @@ fn reduction_of(op: AssignOp, target: &Expr, value: &Expr) -> Option<(RedOp, Opt
                 BinOp::Mul => RedOp::Product,
                 _ => return None,
             };
-            if **lhs == *target && !rhs.mentions(name) {
+            if **lhs == *target {
                 Some((red, Some(&**lhs as *const Expr)))
-            } else if **rhs == *target && !lhs.mentions(name) && *op != BinOp::Sub {
+            } else if **rhs == *target && *op != BinOp::Sub {
                 Some((red, Some(&**rhs as *const Expr)))
             } else {
                 None
             }
         }
-        _ => None,
     }
 }
 
@@ -446,47 +445,74 @@ fn is_reduction(carried: &[&Dependence], accesses: &[AccessRef], l: &Loop) -> bo
     true
 }
 
-/// Scalars that every iteration of `l` assigns (plainly, unconditionally, at the top
-/// level of its body) before anything reads them.
+/// Scalars of the program that `l` writes and never reads before writing them in the
+/// same iteration: each iteration can have its own copy.
 fn privatizable(l: &Loop, program: &Program) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut touched: HashSet<String> = HashSet::new();
-    for n in &l.body {
+    let mut candidates: Vec<String> = Vec::new();
+    crate::program::walk_nodes(&l.body, &mut |n, _| {
         if let Node::Assign(a) = n {
             if let Expr::Var(v) = &a.target {
-                if a.op == AssignOp::Set && !a.value.mentions(v) && !touched.contains(v) {
-                    let is_data = program.scalar(v).is_some();
-                    if is_data && !out.contains(v) {
-                        out.push(v.clone());
-                    }
+                if program.scalar(v).is_some() && !candidates.contains(v) {
+                    candidates.push(v.clone());
                 }
             }
         }
-        // Everything this node mentions counts as touched from now on.
-        let mut seen: Vec<String> = Vec::new();
-        crate::program::walk_nodes(std::slice::from_ref(n), &mut |m, _| {
-            let mut exprs: Vec<&Expr> = Vec::new();
-            match m {
-                Node::Assign(a) => exprs.extend([&a.target, &a.value]),
-                Node::Loop(x) => exprs.extend([&x.init, &x.bound]),
-                Node::If(i) => exprs.push(&i.cond),
-                Node::Decl(d) => {
-                    seen.push(d.name.clone());
-                    exprs.extend(d.init.as_ref());
+    });
+    candidates.retain(|v| {
+        let mut written = false;
+        no_exposed_read(&l.body, v, &mut written)
+    });
+    candidates
+}
+
+/// Walks `body` in execution order; `written` says whether `v` is certainly assigned
+/// on entry. Returns false when some read of `v` may see a value from before `body`.
+fn no_exposed_read(body: &[Node], v: &str, written: &mut bool) -> bool {
+    for n in body {
+        match n {
+            Node::Assign(a) => {
+                let reads_target = a.op != AssignOp::Set || !matches!(&a.target, Expr::Var(t) if t == v);
+                let reads = a.value.mentions(v) || (reads_target && a.target.mentions(v));
+                if reads && !*written {
+                    return false;
                 }
-                Node::Block(_) => {}
+                if matches!(&a.target, Expr::Var(t) if t == v) {
+                    *written = true;
+                }
             }
-            for e in exprs {
-                e.walk(&mut |x| {
-                    if let Expr::Var(v) = x {
-                        seen.push(v.clone());
-                    }
-                });
+            Node::Decl(d) => {
+                if d.name == v || d.init.as_ref().is_some_and(|e| e.mentions(v)) && !*written {
+                    return false;
+                }
             }
-        });
-        touched.extend(seen);
+            Node::If(i) => {
+                if i.cond.mentions(v) && !*written {
+                    return false;
+                }
+                let (mut a, mut b) = (*written, *written);
+                if !no_exposed_read(&i.then_body, v, &mut a) || !no_exposed_read(&i.else_body, v, &mut b) {
+                    return false;
+                }
+                *written = a && b;
+            }
+            Node::Block(b) => {
+                if !no_exposed_read(b, v, written) {
+                    return false;
+                }
+            }
+            Node::Loop(x) => {
+                if (x.init.mentions(v) || x.bound.mentions(v)) && !*written {
+                    return false;
+                }
+                // The body may run zero times: what it writes does not count afterwards.
+                let mut inner = *written;
+                if !no_exposed_read(&x.body, v, &mut inner) {
+                    return false;
+                }
+            }
+        }
     }
-    out
+    true
 }
 
 /// Distance per common level for uniform pairs: subscripts with equal coefficients

@@ -835,7 +835,11 @@ impl<'a> Lowerer<'a> {
                 Ok(if has_decl { vec![Node::Block(out)] } else { out })
             }
             Statement::Expression(None) => Ok(Vec::new()),
-            Statement::Expression(Some(e)) => Ok(vec![Node::Assign(self.assignment(e)?)]),
+            Statement::Expression(Some(e)) => {
+                let mut out = Vec::new();
+                self.assignment_chain(e, &mut out)?;
+                Ok(out.into_iter().map(Node::Assign).collect())
+            }
             Statement::For(f) => Ok(vec![Node::Loop(self.for_loop(&f.node, s.span)?)]),
             Statement::If(i) => {
                 let cond = self.expr(&i.node.condition)?;
@@ -1038,6 +1042,28 @@ impl<'a> Lowerer<'a> {
         dim_expr(e, self.pp).as_ref().and_then(const_value)
     }
 
+    /// `a = b = e` becomes `b = e; a = b;` (plain assignments only).
+    fn assignment_chain(&mut self, e: &CNode<Expression>, out: &mut Vec<Assign>) -> Result<()> {
+        if let Expression::BinaryOperator(b) = &e.node {
+            if b.node.operator.node == BinaryOperator::Assign {
+                if let Expression::BinaryOperator(inner) = &b.node.rhs.node {
+                    if inner.node.operator.node == BinaryOperator::Assign {
+                        self.assignment_chain(&b.node.rhs, out)?;
+                        let last = out.last().expect("inner assignment").target.clone();
+                        let target = self.lvalue(&b.node.lhs)?;
+                        let id = self.next_stmt;
+                        self.next_stmt += 1;
+                        out.push(Assign { id, target, op: AssignOp::Set, value: last, pos: self.pos(e.span) });
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        let a = self.assignment(e)?;
+        out.push(a);
+        Ok(())
+    }
+
     fn assignment(&mut self, e: &CNode<Expression>) -> Result<Assign> {
         let pos = self.pos(e.span);
         let (target_e, op, value) = match &e.node {
@@ -1077,7 +1103,20 @@ impl<'a> Lowerer<'a> {
             }
             _ => return self.unsupported(e.span, "expression statement that is not an assignment"),
         };
-        let target = match &target_e.node {
+        let target = self.lvalue(target_e)?;
+        let id = self.next_stmt;
+        self.next_stmt += 1;
+        Ok(Assign {
+            id,
+            target,
+            op,
+            value,
+            pos,
+        })
+    }
+
+    fn lvalue(&mut self, target_e: &CNode<Expression>) -> Result<Expr> {
+        Ok(match &target_e.node {
             Expression::Identifier(id) => {
                 let name = &id.node.name;
                 match self.resolve(name) {
@@ -1103,15 +1142,6 @@ impl<'a> Lowerer<'a> {
                 return self.unsupported(target_e.span, "pointer dereference")
             }
             _ => return self.unsupported(target_e.span, "assignment target (expected a scalar or an array element)"),
-        };
-        let id = self.next_stmt;
-        self.next_stmt += 1;
-        Ok(Assign {
-            id,
-            target,
-            op,
-            value,
-            pos,
         })
     }
 

@@ -186,7 +186,10 @@ pub fn node(n: &Node, opts: &PrintOptions, depth: usize, out: &mut String) {
         Node::Loop(l) => {
             if let Some(prefix) = (opts.loop_prefix)(l) {
                 for line in prefix.lines() {
-                    pad(out, depth);
+                    // Directives stay in column 0: preprocessed input only knows them there.
+                    if !line.starts_with('#') {
+                        pad(out, depth);
+                    }
                     out.push_str(line);
                     out.push('\n');
                 }
