@@ -84,12 +84,21 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
     let parse = match lang_c::driver::parse_preprocessed(&config, pp.text.clone()) {
         Ok(p) => p,
         Err(e) => {
-            let mut expected: Vec<&str> = e.expected.iter().copied().collect();
-            expected.sort_unstable();
-            expected.truncate(8);
+            let rest = &pp.text[e.offset.min(pp.text.len())..];
+            let ident = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').count();
+            let token: String = match rest.chars().next() {
+                None => String::new(),
+                Some(_) if ident > 0 => rest.chars().take(ident).collect(),
+                Some(c) => c.to_string(),
+            };
+            let message = if token.is_empty() {
+                "unexpected end of input".to_string()
+            } else {
+                format!("unexpected '{token}'")
+            };
             return Err(Error::Syntax {
                 at: pp.location(e.offset),
-                message: format!("expected one of {}", expected.join(" ")),
+                message,
             });
         }
     };
