@@ -19,6 +19,7 @@ pub fn verify(program: &Program) -> Vec<String> {
             program,
             scopes: vec![Vec::new()],
             ranges: HashMap::new(),
+            guarded: 0,
             errors: &mut errors,
             region: region.index,
         };
@@ -51,6 +52,8 @@ struct Verifier<'a> {
     scopes: Vec<Vec<String>>,
     /// Constant ranges of enclosing loop variables.
     ranges: HashMap<String, (i64, i64)>,
+    /// Inside an `if`: its condition may guard the accesses, so ranges are not checked.
+    guarded: usize,
     errors: &'a mut Vec<String>,
     region: usize,
 }
@@ -75,6 +78,9 @@ impl Verifier<'_> {
                 )),
                 Some(a) => {
                     for (k, (idx, ext)) in indices.iter().zip(&a.extents).enumerate() {
+                        if self.guarded > 0 {
+                            continue;
+                        }
                         let (Some(ext), Some(range)) = (ext, self.range_of(idx)) else { continue };
                         if range.0 < 0 || range.1 >= *ext {
                             problems.push(format!(
@@ -134,12 +140,14 @@ impl Verifier<'_> {
                 }
                 Node::If(i) => {
                     self.expr(&i.cond, i.pos.line);
+                    self.guarded += 1;
                     self.scopes.push(Vec::new());
                     self.body(&i.then_body);
                     self.scopes.pop();
                     self.scopes.push(Vec::new());
                     self.body(&i.else_body);
                     self.scopes.pop();
+                    self.guarded -= 1;
                 }
                 Node::Block(b) => {
                     self.scopes.push(Vec::new());

@@ -1,0 +1,125 @@
+//! `tune run`: exit codes pass through, the summary names nests and verdicts, and the
+//! data layout `.tunecache/<program>/data/<array>/<nest>_<version>.npy` holds the
+//! right values.
+
+use datasets::{Preset, Suite};
+use std::path::Path;
+use tune_e2e::{strings, tune};
+
+fn run_json(args: &[String], dir: &Path) -> serde_json::Value {
+    let mut a = strings(&["run", "--json"]);
+    a.extend(args.iter().cloned());
+    let out = tune(&a, dir);
+    assert_eq!(out.code, 0, "{}", out.stderr_text());
+    let last = out.stderr_text().lines().last().unwrap().to_string();
+    serde_json::from_str(&last).unwrap()
+}
+
+#[test]
+fn exit_code_and_output_pass_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = "#include <stdio.h>\nint main(void) {\n  double a[10]; int i;\n#pragma scop\n  for (i = 0; i < 10; i++) a[i] = 2.0 * i;\n#pragma endscop\n  printf(\"%g\\n\", a[9]);\n  fprintf(stderr, \"to stderr\\n\");\n  return 3;\n}\n";
+    std::fs::write(dir.path().join("e.c"), src).unwrap();
+    let out = tune(&strings(&["run", "--quiet", "e.c"]), dir.path());
+    assert_eq!(out.code, 3);
+    assert_eq!(out.stdout, b"18\n");
+    assert_eq!(out.stderr, b"to stderr\n");
+}
+
+#[test]
+fn gemm_saves_inputs_and_outputs_with_shapes_and_values() {
+    let suite = Suite::core().unwrap();
+    let gemm = suite.program("gemm").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let s = run_json(&suite.args(gemm, Preset::Mini), dir.path());
+    assert_eq!(s["nests"].as_array().unwrap().len(), 1);
+    assert_eq!(s["nests"][0]["invocations"], 1);
+    let verdicts: Vec<&str> = s["regions"][0]["loops"].as_array().unwrap().iter().map(|l| l["verdict"].as_str().unwrap()).collect();
+    assert_eq!(verdicts, ["parallel", "parallel", "reduction", "parallel"]);
+
+    let data = dir.path().join(".tunecache/gemm/data");
+    // MINI gemm: C is NI x NJ = 20 x 25, A is NI x NK = 20 x 30.
+    let a = profiling::npy::read_f64(&data.join("A/nest0_0.npy")).unwrap();
+    assert_eq!(a.shape(), &[20, 30]);
+    let c_in = profiling::npy::read_f64(&data.join("C/region0_0.npy")).unwrap();
+    let c_out = profiling::npy::read_f64(&data.join("C/region0_0.out.npy")).unwrap();
+    let c_nest_out = profiling::npy::read_f64(&data.join("C/nest0_0.out.npy")).unwrap();
+    assert_eq!(c_out, c_nest_out);
+    assert_ne!(c_in, c_out);
+    // Recompute C = alpha*A*B + beta*C from the saved inputs, in the program's order.
+    let b = profiling::npy::read_f64(&data.join("B/nest0_0.npy")).unwrap();
+    let alpha = profiling::npy::read_f64(&data.join("alpha/nest0_0.npy")).unwrap();
+    let beta = profiling::npy::read_f64(&data.join("beta/nest0_0.npy")).unwrap();
+    assert_eq!(alpha.ndim(), 0);
+    let (alpha, beta) = (alpha[[]], beta[[]]);
+    let mut c = c_in.clone();
+    for i in 0..20 {
+        for j in 0..25 {
+            c[[i, j]] *= beta;
+        }
+        for k in 0..30 {
+            for j in 0..25 {
+                c[[i, j]] += alpha * a[[i, k]] * b[[k, j]];
+            }
+        }
+    }
+    let worst = c.iter().zip(c_out.iter()).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+    assert!(worst < 1e-9, "recomputed C differs by {worst}");
+    // Read-only arrays have no .out file; sizes are saved as 0-d int arrays.
+    assert!(!data.join("A/nest0_0.out.npy").exists());
+    let ni = profiling::npy::read_i32(&data.join("ni/nest0_0.npy")).unwrap();
+    assert_eq!(ni[[]], 20);
+    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(data.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["program"], "gemm");
+    assert_eq!(manifest["nests"][0]["name"], "nest0");
+}
+
+#[test]
+fn nests_under_time_loops_save_the_requested_versions() {
+    let suite = Suite::core().unwrap();
+    let p = suite.program("jacobi-2d").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = strings(&["--save-versions", "3"]);
+    args.extend(suite.args(p, Preset::Mini));
+    let s = run_json(&args, dir.path());
+    let nests = s["nests"].as_array().unwrap();
+    assert_eq!(nests.len(), 2);
+    // MINI: TSTEPS = 20 invocations of each nest.
+    assert_eq!(nests[0]["invocations"], 20);
+    assert_eq!(s["regions"][0]["loops"][0]["verdict"], "sequential");
+    let data = dir.path().join(".tunecache/jacobi-2d/data/A");
+    for v in 0..3 {
+        assert!(data.join(format!("nest0_{v}.npy")).exists(), "version {v}");
+    }
+    assert!(!data.join("nest0_3.npy").exists());
+    // Version 1 of nest0 sees what nest1 wrote in version 0.
+    let nest1_out0 = profiling::npy::read_f64(&data.join("nest1_0.out.npy")).unwrap();
+    let nest0_in1 = profiling::npy::read_f64(&data.join("nest0_1.npy")).unwrap();
+    assert_eq!(nest1_out0, nest0_in1);
+}
+
+#[test]
+fn a_crashing_program_keeps_the_data_saved_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = "#include <stdlib.h>\ndouble a[16];\nint main(int argc, char **argv) {\n  int i;\n#pragma scop\n  for (i = 0; i < 16; i++) a[i] = a[i] + 1.0;\n#pragma endscop\n  if (argc > 1) abort();\n  return 0;\n}\n";
+    std::fs::write(dir.path().join("c.c"), ok).unwrap();
+    let out = tune(&strings(&["run", "--quiet", "c.c"]), dir.path());
+    assert_eq!(out.code, 0);
+    let saved = dir.path().join(".tunecache/c/data/a/nest0_0.npy");
+    let before = std::fs::read(&saved).unwrap();
+    let out = tune(&strings(&["run", "--quiet", "c.c", "--", "crash"]), dir.path());
+    assert_eq!(out.code, 134, "SIGABRT is reported as 128 + 6");
+    assert_eq!(std::fs::read(&saved).unwrap(), before);
+}
+
+#[test]
+fn function_mode_takes_a_whole_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = "#include <stdio.h>\nstatic void scale(int n, double x[100], double s) {\n  int i;\n  for (i = 0; i < n; i++)\n    x[i] = x[i] * s;\n}\nint main(void) {\n  double x[100];\n  for (int i = 0; i < 100; i++) x[i] = i;\n  scale(100, x, 0.5);\n  printf(\"%.17g\\n\", x[99]);\n  return 0;\n}\n";
+    std::fs::write(dir.path().join("f.c"), src).unwrap();
+    let s = run_json(&strings(&["--function", "scale", "f.c"]), dir.path());
+    assert_eq!(s["regions"][0]["function"], "scale");
+    assert_eq!(s["regions"][0]["loops"][0]["verdict"], "parallel");
+    let out = tune(&strings(&["run", "--quiet", "--function", "scale", "f.c"]), dir.path());
+    assert_eq!(out.stdout, b"49.5\n");
+}
