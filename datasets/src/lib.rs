@@ -28,7 +28,13 @@ pub enum Preset {
 }
 
 impl Preset {
-    pub const ALL: [Preset; 5] = [Preset::Mini, Preset::Small, Preset::Medium, Preset::Large, Preset::Extralarge];
+    pub const ALL: [Preset; 5] = [
+        Preset::Mini,
+        Preset::Small,
+        Preset::Medium,
+        Preset::Large,
+        Preset::Extralarge,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -85,13 +91,19 @@ impl Suite {
     }
 
     pub fn load(path: &Path) -> Result<Suite, Error> {
-        let err = |message: String| Error::Manifest { path: path.display().to_string(), message };
+        let err = |message: String| Error::Manifest {
+            path: path.display().to_string(),
+            message,
+        };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
         let mut suite: Suite = serde_json::from_str(&text).map_err(|e| err(e.to_string()))?;
         suite.dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
         for p in &suite.programs {
             if !suite.dir.join(&p.file).is_file() {
-                return Err(err(format!("program '{}': {} does not exist", p.name, p.file)));
+                return Err(err(format!(
+                    "program '{}': {} does not exist",
+                    p.name, p.file
+                )));
             }
         }
         Ok(suite)
@@ -115,7 +127,10 @@ impl Suite {
     /// The expected verdict table of a program (see [`verdict_table`]).
     pub fn expected_verdicts(&self, p: &Program) -> Result<String, Error> {
         let path = self.dir.join(&p.verdicts);
-        std::fs::read_to_string(&path).map_err(|e| Error::Manifest { path: path.display().to_string(), message: e.to_string() })
+        std::fs::read_to_string(&path).map_err(|e| Error::Manifest {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })
     }
 }
 
@@ -142,7 +157,14 @@ mod tests {
     fn the_core_suite_covers_every_family() {
         let s = Suite::core().unwrap();
         assert_eq!(s.programs.len(), 29);
-        for fam in ["blas", "kernels", "solvers", "datamining", "stencils", "medley"] {
+        for fam in [
+            "blas",
+            "kernels",
+            "solvers",
+            "datamining",
+            "stencils",
+            "medley",
+        ] {
             assert!(s.programs.iter().any(|p| p.family == fam), "{fam}");
         }
         for p in &s.programs {

@@ -38,7 +38,9 @@ impl Affine {
             *e = e.checked_add(v.checked_mul(sign)?)?;
         }
         out.coeffs.retain(|_, v| *v != 0);
-        out.constant = out.constant.checked_add(other.constant.checked_mul(sign)?)?;
+        out.constant = out
+            .constant
+            .checked_add(other.constant.checked_mul(sign)?)?;
         Some(out)
     }
 
@@ -73,7 +75,10 @@ pub fn affine_of(e: &Expr, is_symbol: &dyn Fn(&str) -> bool) -> Option<Affine> {
         Expr::Int { value, .. } => Some(Affine::constant(*value)),
         Expr::Var(v) if is_symbol(v) => Some(Affine::var(v)),
         Expr::Unary { op: UnOp::Neg, arg } => affine_of(arg, is_symbol)?.scale(-1),
-        Expr::Unary { op: UnOp::Plus, arg } => affine_of(arg, is_symbol),
+        Expr::Unary {
+            op: UnOp::Plus,
+            arg,
+        } => affine_of(arg, is_symbol),
         Expr::Cast { dtype, arg } if !dtype.is_float() => affine_of(arg, is_symbol),
         Expr::Binary { op, lhs, rhs } => {
             let (a, b) = (affine_of(lhs, is_symbol)?, affine_of(rhs, is_symbol)?);
@@ -164,7 +169,12 @@ pub fn loop_constraints(l: &Loop, is_symbol: &dyn Fn(&str) -> bool) -> Vec<Const
 
 /// Constraints implied by a condition being true (conjunctions of affine comparisons;
 /// anything else adds nothing).
-pub fn condition_constraints(e: &Expr, truth: bool, is_symbol: &dyn Fn(&str) -> bool, out: &mut Vec<Constraint>) {
+pub fn condition_constraints(
+    e: &Expr,
+    truth: bool,
+    is_symbol: &dyn Fn(&str) -> bool,
+    out: &mut Vec<Constraint>,
+) {
     let Expr::Binary { op, lhs, rhs } = e else {
         if let Expr::Unary { op: UnOp::Not, arg } = e {
             condition_constraints(arg, !truth, is_symbol, out);
@@ -228,12 +238,24 @@ mod tests {
     fn affine_forms() {
         let e = Expr::Binary {
             op: BinOp::Add,
-            lhs: Box::new(Expr::Binary { op: BinOp::Mul, lhs: Box::new(Expr::int(2)), rhs: v("i") }),
-            rhs: Box::new(Expr::Binary { op: BinOp::Sub, lhs: v("n"), rhs: Box::new(Expr::int(1)) }),
+            lhs: Box::new(Expr::Binary {
+                op: BinOp::Mul,
+                lhs: Box::new(Expr::int(2)),
+                rhs: v("i"),
+            }),
+            rhs: Box::new(Expr::Binary {
+                op: BinOp::Sub,
+                lhs: v("n"),
+                rhs: Box::new(Expr::int(1)),
+            }),
         };
         let a = affine_of(&e, &|_| true).unwrap();
         assert_eq!((a.coeff("i"), a.coeff("n"), a.constant), (2, 1, -1));
-        let nonlin = Expr::Binary { op: BinOp::Mul, lhs: v("i"), rhs: v("j") };
+        let nonlin = Expr::Binary {
+            op: BinOp::Mul,
+            lhs: v("i"),
+            rhs: v("j"),
+        };
         assert!(affine_of(&nonlin, &|_| true).is_none());
         assert!(affine_of(&Expr::Var("x".into()), &|n| n != "x").is_none());
     }

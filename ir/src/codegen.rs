@@ -174,7 +174,13 @@ fn uses(body: &[Node], program: &Program) -> Uses {
     }
 }
 
-fn describe_nest(program: &Program, region: &Region, root: &Loop, control: &[&Loop], id: usize) -> Nest {
+fn describe_nest(
+    program: &Program,
+    region: &Region,
+    root: &Loop,
+    control: &[&Loop],
+    id: usize,
+) -> Nest {
     let u = uses(std::slice::from_ref(&Node::Loop(root.clone())), program);
     let mut scalars = Vec::new();
     for v in &u.vars {
@@ -201,7 +207,12 @@ fn describe_nest(program: &Program, region: &Region, root: &Loop, control: &[&Lo
         control: control.iter().map(|l| l.id).collect(),
         scalars,
         arrays: u.arrays.clone(),
-        outputs: u.written.iter().filter(|w| u.vars.contains(w) || u.arrays.contains(w)).cloned().collect(),
+        outputs: u
+            .written
+            .iter()
+            .filter(|w| u.vars.contains(w) || u.arrays.contains(w))
+            .cloned()
+            .collect(),
     }
 }
 
@@ -253,7 +264,12 @@ pub fn generate(parsed: &Parsed, opts: CodegenOptions) -> Generated {
                 s.push('\n');
             }
         }
-        let loc = &parsed.regions.iter().find(|r| r.function_start == *fs).expect("region").function_loc;
+        let loc = &parsed
+            .regions
+            .iter()
+            .find(|r| r.function_start == *fs)
+            .expect("region")
+            .function_loc;
         s.push_str(&Preprocessed::marker(loc));
         edits.push((*fs, *fs, s));
     }
@@ -293,12 +309,17 @@ fn array_param(program: &Program, name: &str) -> String {
     }
 }
 
-fn find_loop<'a>(body: &'a [Node], id: usize) -> Option<&'a Loop> {
+fn find_loop(body: &[Node], id: usize) -> Option<&Loop> {
     crate::program::loops(body).into_iter().find(|l| l.id == id)
 }
 
 /// `static void tune_nestK(...) { ... }`
-pub fn nest_function(program: &Program, region: &Region, nest: &Nest, opts: CodegenOptions) -> String {
+pub fn nest_function(
+    program: &Program,
+    region: &Region,
+    nest: &Nest,
+    opts: CodegenOptions,
+) -> String {
     let root = find_loop(&region.body, nest.root).expect("nest root exists");
     let mut params: Vec<String> = Vec::new();
     for s in &nest.scalars {
@@ -314,10 +335,20 @@ pub fn nest_function(program: &Program, region: &Region, nest: &Nest, opts: Code
     let mut out = format!(
         "static void {}({})\n{{\n",
         nest.function_name(),
-        if params.is_empty() { "void".to_string() } else { params.join(", ") }
+        if params.is_empty() {
+            "void".to_string()
+        } else {
+            params.join(", ")
+        }
     );
     for s in nest.scalars.iter().filter(|s| s.written) {
-        let _ = writeln!(out, "  {} {} = *tune_p_{};", s.dtype.c_name(), s.name, s.name);
+        let _ = writeln!(
+            out,
+            "  {} {} = *tune_p_{};",
+            s.dtype.c_name(),
+            s.name,
+            s.name
+        );
     }
     let omp = |l: &Loop| -> Option<String> {
         if !opts.openmp || l.kind != LoopKind::Map || !is_outermost_map(root, l.id) {
@@ -327,7 +358,10 @@ pub fn nest_function(program: &Program, region: &Region, nest: &Nest, opts: Code
         Some(if privates.is_empty() {
             "#pragma omp parallel for".to_string()
         } else {
-            format!("#pragma omp parallel for lastprivate({})", privates.join(", "))
+            format!(
+                "#pragma omp parallel for lastprivate({})",
+                privates.join(", ")
+            )
         })
     };
     let popts = PrintOptions {
@@ -371,7 +405,9 @@ fn is_outermost_map(root: &Loop, id: usize) -> bool {
     if !chain(std::slice::from_ref(&node), id, &mut stack) {
         return false;
     }
-    stack[..stack.len() - 1].iter().all(|l| l.kind != LoopKind::Map)
+    stack[..stack.len() - 1]
+        .iter()
+        .all(|l| l.kind != LoopKind::Map)
 }
 
 /// Scalars assigned inside `l` that are declared outside it.
@@ -418,7 +454,14 @@ fn shape_literal(program: &Program, name: &str) -> (String, usize, String, usize
     }
 }
 
-fn save_call(program: &Program, name: &str, dtype: Option<DType>, tag: &str, version: &str, output: bool) -> String {
+fn save_call(
+    program: &Program,
+    name: &str,
+    dtype: Option<DType>,
+    tag: &str,
+    version: &str,
+    output: bool,
+) -> String {
     if let Some(t) = dtype {
         format!(
             "tune_rt_save(\"{name}\", \"{tag}\", {version}, {}, (const void *)&{name}, \"{}\", {}, 0, (const long *)0);",
@@ -441,11 +484,22 @@ fn pad(out: &mut String, depth: usize) {
     }
 }
 
-fn region_glue(program: &Program, region: &Region, nests: &[Nest], opts: CodegenOptions, nregions: usize, out: &mut String) {
+fn region_glue(
+    program: &Program,
+    region: &Region,
+    nests: &[Nest],
+    opts: CodegenOptions,
+    nregions: usize,
+    out: &mut String,
+) {
     let _ = nregions;
     let slot = nests.len() + region.index;
     let tag = format!("region{}", region.index);
-    let _ = writeln!(out, "{{ /* tune: {tag}, generated from {} */", region.function);
+    let _ = writeln!(
+        out,
+        "{{ /* tune: {tag}, generated from {} */",
+        region.function
+    );
     // Region inputs: every outside array it touches and every outside scalar it reads.
     let u = uses(&region.body, program);
     let ext_arrays: Vec<&String> = u
@@ -464,7 +518,14 @@ fn region_glue(program: &Program, region: &Region, nests: &[Nest], opts: Codegen
         out.push_str("  if (tune_rt_saving(tune_rv)) {\n");
         for s in ext_scalars.iter().filter(|s| s.read) {
             pad(out, 2);
-            out.push_str(&save_call(program, &s.name, Some(s.dtype), &tag, "tune_rv", false));
+            out.push_str(&save_call(
+                program,
+                &s.name,
+                Some(s.dtype),
+                &tag,
+                "tune_rv",
+                false,
+            ));
             out.push('\n');
         }
         for a in &ext_arrays {
@@ -481,7 +542,14 @@ fn region_glue(program: &Program, region: &Region, nests: &[Nest], opts: Codegen
         out.push_str("  if (tune_rt_saving(tune_rv)) {\n");
         for s in ext_scalars.iter().filter(|s| s.written) {
             pad(out, 2);
-            out.push_str(&save_call(program, &s.name, Some(s.dtype), &tag, "tune_rv", true));
+            out.push_str(&save_call(
+                program,
+                &s.name,
+                Some(s.dtype),
+                &tag,
+                "tune_rv",
+                true,
+            ));
             out.push('\n');
         }
         for a in ext_arrays.iter().filter(|a| u.written.contains(**a)) {
@@ -494,11 +562,22 @@ fn region_glue(program: &Program, region: &Region, nests: &[Nest], opts: Codegen
     out.push_str("}\n");
 }
 
-fn glue_body(program: &Program, region: &Region, body: &[Node], nests: &[Nest], opts: CodegenOptions, depth: usize, out: &mut String) {
+fn glue_body(
+    program: &Program,
+    region: &Region,
+    body: &[Node],
+    nests: &[Nest],
+    opts: CodegenOptions,
+    depth: usize,
+    out: &mut String,
+) {
     for n in body {
         match n {
             Node::Loop(l) => {
-                if let Some(nest) = nests.iter().find(|x| x.region == region.index && x.root == l.id) {
+                if let Some(nest) = nests
+                    .iter()
+                    .find(|x| x.region == region.index && x.root == l.id)
+                {
                     nest_call(program, nest, opts, depth, out);
                 } else {
                     pad(out, depth);
@@ -538,7 +617,11 @@ fn glue_body(program: &Program, region: &Region, body: &[Node], nests: &[Nest], 
 fn nest_call(program: &Program, nest: &Nest, opts: CodegenOptions, depth: usize, out: &mut String) {
     let mut args: Vec<String> = Vec::new();
     for s in &nest.scalars {
-        args.push(if s.written { format!("&{}", s.name) } else { s.name.clone() });
+        args.push(if s.written {
+            format!("&{}", s.name)
+        } else {
+            s.name.clone()
+        });
     }
     args.extend(nest.arrays.iter().cloned());
     let call = format!("{}({});", nest.function_name(), args.join(", "));
@@ -559,7 +642,14 @@ fn nest_call(program: &Program, nest: &Nest, opts: CodegenOptions, depth: usize,
     out.push_str("if (tune_rt_saving(tune_v)) {\n");
     for s in &nest.scalars {
         pad(out, d + 1);
-        out.push_str(&save_call(program, &s.name, Some(s.dtype), tag, "tune_v", false));
+        out.push_str(&save_call(
+            program,
+            &s.name,
+            Some(s.dtype),
+            tag,
+            "tune_v",
+            false,
+        ));
         out.push('\n');
     }
     for a in &nest.arrays {
@@ -580,7 +670,14 @@ fn nest_call(program: &Program, nest: &Nest, opts: CodegenOptions, depth: usize,
     out.push_str("if (tune_rt_saving(tune_v)) {\n");
     for s in nest.scalars.iter().filter(|s| s.written) {
         pad(out, d + 1);
-        out.push_str(&save_call(program, &s.name, Some(s.dtype), tag, "tune_v", true));
+        out.push_str(&save_call(
+            program,
+            &s.name,
+            Some(s.dtype),
+            tag,
+            "tune_v",
+            true,
+        ));
         out.push('\n');
     }
     for a in nest.arrays.iter().filter(|a| nest.outputs.contains(a)) {

@@ -141,7 +141,14 @@ impl<'p> Collector<'p> {
         Vec::new()
     }
 
-    fn push(&mut self, stmt: usize, array: &str, indices: &[Expr], write: bool, red: Option<RedOp>) {
+    fn push(
+        &mut self,
+        stmt: usize,
+        array: &str,
+        indices: &[Expr],
+        write: bool,
+        red: Option<RedOp>,
+    ) {
         let is_sym = |n: &str| self.is_symbol(n);
         let idx = indices.iter().map(|e| affine_of(e, &is_sym)).collect();
         self.out.push(AccessRef {
@@ -350,7 +357,12 @@ pub fn analyze(program: &Program, region: &Region) -> Analysis {
         .values()
         .map(|l| {
             // Symbols of a loop's bounds: its own and enclosing loop variables, parameters.
-            (l.id, loop_constraints(l, &|n: &str| is_param(n) || all_loops.values().any(|x| x.var == n)))
+            (
+                l.id,
+                loop_constraints(l, &|n: &str| {
+                    is_param(n) || all_loops.values().any(|x| x.var == n)
+                }),
+            )
         })
         .collect();
 
@@ -372,7 +384,7 @@ pub fn analyze(program: &Program, region: &Region) -> Analysis {
             problem.directions(&mut Vec::new(), &mut found);
             for dirs in found {
                 let carried = dirs.iter().any(|d| *d != Dir::Eq);
-                if !carried && !(s.order < t.order) {
+                if !carried && s.order >= t.order {
                     continue;
                 }
                 let kind = match (s.write, t.write) {
@@ -471,7 +483,8 @@ fn no_exposed_read(body: &[Node], v: &str, written: &mut bool) -> bool {
     for n in body {
         match n {
             Node::Assign(a) => {
-                let reads_target = a.op != AssignOp::Set || !matches!(&a.target, Expr::Var(t) if t == v);
+                let reads_target =
+                    a.op != AssignOp::Set || !matches!(&a.target, Expr::Var(t) if t == v);
                 let reads = a.value.mentions(v) || (reads_target && a.target.mentions(v));
                 if reads && !*written {
                     return false;
@@ -490,7 +503,9 @@ fn no_exposed_read(body: &[Node], v: &str, written: &mut bool) -> bool {
                     return false;
                 }
                 let (mut a, mut b) = (*written, *written);
-                if !no_exposed_read(&i.then_body, v, &mut a) || !no_exposed_read(&i.else_body, v, &mut b) {
+                if !no_exposed_read(&i.then_body, v, &mut a)
+                    || !no_exposed_read(&i.else_body, v, &mut b)
+                {
                     return false;
                 }
                 *written = a && b;
@@ -834,6 +849,10 @@ mod tests {
         // x < y and y < x
         assert!(!feasible(2, vec![vec![-1, 1, -1], vec![1, -1, -1]], vec![]));
         // 0 <= k < j, k == j
-        assert!(!feasible(2, vec![vec![1, 0, 0], vec![-1, 1, -1]], vec![vec![1, -1, 0]]));
+        assert!(!feasible(
+            2,
+            vec![vec![1, 0, 0], vec![-1, 1, -1]],
+            vec![vec![1, -1, 0]]
+        ));
     }
 }

@@ -11,10 +11,10 @@ use crate::program::{
 };
 use crate::source::{pragma_lines, preprocess, Preprocessed};
 use lang_c::ast::{
-    ArraySize, BinaryOperator, BlockItem, Constant, Declaration, DeclarationSpecifier,
-    Declarator, DeclaratorKind, DerivedDeclarator, Expression, ExternalDeclaration,
-    ForInitializer, FunctionDefinition, Initializer, SpecifierQualifier, Statement,
-    StorageClassSpecifier, TypeSpecifier, UnaryOperator,
+    ArraySize, BinaryOperator, BlockItem, Constant, Declaration, DeclarationSpecifier, Declarator,
+    DeclaratorKind, DerivedDeclarator, Expression, ExternalDeclaration, ForInitializer,
+    FunctionDefinition, Initializer, SpecifierQualifier, Statement, StorageClassSpecifier,
+    TypeSpecifier, UnaryOperator,
 };
 use lang_c::driver::{Config, Flavor};
 use lang_c::span::{Node as CNode, Span};
@@ -85,7 +85,10 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
         Ok(p) => p,
         Err(e) => {
             let rest = &pp.text[e.offset.min(pp.text.len())..];
-            let ident = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').count();
+            let ident = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .count();
             let token: String = match rest.chars().next() {
                 None => String::new(),
                 Some(_) if ident > 0 => rest.chars().take(ident).collect(),
@@ -169,12 +172,13 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
                     message: "'#pragma scop' region is not inside one function body".to_string(),
                 })?;
             let mut decls = Vec::new();
-            let items = locate_region(&f.node.statement, lo, hi, &mut decls, &pp)?.ok_or_else(
-                || Error::Invalid {
-                    at: pp.location(lo),
-                    message: "'#pragma scop' region is not inside one block".to_string(),
-                },
-            )?;
+            let items =
+                locate_region(&f.node.statement, lo, hi, &mut decls, &pp)?.ok_or_else(|| {
+                    Error::Invalid {
+                        at: pp.location(lo),
+                        message: "'#pragma scop' region is not inside one block".to_string(),
+                    }
+                })?;
             found.push(FoundRegion {
                 function: f,
                 items,
@@ -325,17 +329,20 @@ fn locate_region<'a>(
     if !contains(stmt.span) {
         return Ok(None);
     }
+    // Spans may run over trailing blank and directive lines (a brace-less `if` looks
+    // for an `else` past them), so compare the markers with the last real token.
+    let end = |s: Span| token_end(&pp.text, s);
     match &stmt.node {
         Statement::Compound(items) => {
             for item in items {
-                if contains(item.span) {
+                if item.span.start <= lo && hi < end(item.span) {
                     return match &item.node {
                         BlockItem::Statement(s) => locate_region(s, lo, hi, decls, pp),
                         _ => Ok(None),
                     };
                 }
-                let straddles = (item.span.start < lo && lo < item.span.end)
-                    || (item.span.start < hi && hi < item.span.end);
+                let straddles = (item.span.start < lo && lo < end(item.span))
+                    || (item.span.start < hi && hi < end(item.span));
                 if straddles {
                     return Err(Error::Invalid {
                         at: pp.location(item.span.start),
@@ -345,7 +352,7 @@ fn locate_region<'a>(
                 }
             }
             for item in items {
-                if item.span.end <= lo {
+                if end(item.span) <= lo {
                     if let BlockItem::Declaration(d) = &item.node {
                         decls.push(&d.node);
                     }
@@ -354,7 +361,7 @@ fn locate_region<'a>(
             Ok(Some(
                 items
                     .iter()
-                    .filter(|i| i.span.start > lo && i.span.end <= hi)
+                    .filter(|i| i.span.start > lo && end(i.span) <= hi)
                     .collect(),
             ))
         }
@@ -380,11 +387,29 @@ fn locate_region<'a>(
     }
 }
 
+/// End of the last token of `span`: trailing whitespace and preprocessor lines dropped.
+fn token_end(text: &str, span: Span) -> usize {
+    let mut end = span.end.min(text.len());
+    loop {
+        let trimmed = text[span.start..end].trim_end();
+        end = span.start + trimmed.len();
+        let line_start = text[..end].rfind('\n').map_or(0, |i| i + 1).max(span.start);
+        if line_start > span.start && text[line_start..end].trim_start().starts_with('#') {
+            end = line_start;
+        } else {
+            return end;
+        }
+    }
+}
+
 /// What a name declared outside (or inside) the region is.
 #[derive(Debug, Clone)]
 enum Sym {
     Scalar(DType),
-    Array { dtype: DType, dims: Vec<Expr> },
+    Array {
+        dtype: DType,
+        dims: Vec<Expr>,
+    },
     /// Pointer or array of unknown extent.
     Pointer,
     Function,
@@ -598,7 +623,10 @@ pub fn const_value(e: &Expr) -> Option<i64> {
     match e {
         Expr::Int { value, .. } => Some(*value),
         Expr::Unary { op: UnOp::Neg, arg } => const_value(arg)?.checked_neg(),
-        Expr::Unary { op: UnOp::Plus, arg } => const_value(arg),
+        Expr::Unary {
+            op: UnOp::Plus,
+            arg,
+        } => const_value(arg),
         Expr::Binary { op, lhs, rhs } => {
             let (a, b) = (const_value(lhs)?, const_value(rhs)?);
             match op {
@@ -719,9 +747,11 @@ impl<'a> Lowerer<'a> {
     fn declaration(&mut self, d: &Declaration, span: Span) -> Result<Vec<Node>> {
         for s in &d.specifiers {
             if let DeclarationSpecifier::StorageClass(c) = &s.node {
-                if c.node != StorageClassSpecifier::Auto && c.node != StorageClassSpecifier::Register
+                if c.node != StorageClassSpecifier::Auto
+                    && c.node != StorageClassSpecifier::Register
                 {
-                    return self.unsupported(s.span, "storage class in a declaration inside the region");
+                    return self
+                        .unsupported(s.span, "storage class in a declaration inside the region");
                 }
             }
         }
@@ -732,7 +762,8 @@ impl<'a> Lowerer<'a> {
         let base = base_type(&d.specifiers, &syms);
         let mut out = Vec::new();
         for init in &d.declarators {
-            let (name, sym) = declarator_sym(&init.node.declarator.node, base.clone(), false, self.pp);
+            let (name, sym) =
+                declarator_sym(&init.node.declarator.node, base.clone(), false, self.pp);
             let name = match name {
                 Some(n) => n,
                 None => return self.unsupported(init.span, "abstract declarator"),
@@ -841,7 +872,11 @@ impl<'a> Lowerer<'a> {
                 }
                 self.scopes.pop();
                 let has_decl = out.iter().any(|n| matches!(n, Node::Decl(_)));
-                Ok(if has_decl { vec![Node::Block(out)] } else { out })
+                Ok(if has_decl {
+                    vec![Node::Block(out)]
+                } else {
+                    out
+                })
             }
             Statement::Expression(None) => Ok(Vec::new()),
             Statement::Expression(Some(e)) => {
@@ -904,12 +939,15 @@ impl<'a> Lowerer<'a> {
                 };
                 let (name, sym) = declarator_sym(&init.node.declarator.node, base, false, self.pp);
                 let (Some(name), Sym::Scalar(t)) = (name, sym) else {
-                    return self.unsupported(d.span, "for loop variable that is not an integer scalar");
+                    return self
+                        .unsupported(d.span, "for loop variable that is not an integer scalar");
                 };
                 if t.is_float() {
-                    return self.unsupported(d.span, format!("floating-point loop variable '{name}'"));
+                    return self
+                        .unsupported(d.span, format!("floating-point loop variable '{name}'"));
                 }
-                let Some(Initializer::Expression(e)) = init.node.initializer.as_ref().map(|i| &i.node)
+                let Some(Initializer::Expression(e)) =
+                    init.node.initializer.as_ref().map(|i| &i.node)
                 else {
                     return self.unsupported(d.span, "for loop variable without an initial value");
                 };
@@ -919,24 +957,40 @@ impl<'a> Lowerer<'a> {
             ForInitializer::Expression(e) => match &e.node {
                 Expression::BinaryOperator(b) if b.node.operator.node == BinaryOperator::Assign => {
                     let Expression::Identifier(id) = &b.node.lhs.node else {
-                        return self.unsupported(e.span, "for loop initializer that is not `var = start`");
+                        return self
+                            .unsupported(e.span, "for loop initializer that is not `var = start`");
                     };
                     let name = id.node.name.clone();
                     let t = match self.resolve(&name) {
-                        Some(Resolved::External(Sym::Scalar(t))) | Some(Resolved::Local(Sym::Scalar(t))) => t,
+                        Some(Resolved::External(Sym::Scalar(t)))
+                        | Some(Resolved::Local(Sym::Scalar(t))) => t,
                         Some(Resolved::LoopVar) => {
-                            return self.unsupported(e.span, format!("nested loops sharing the variable '{name}'"))
+                            return self.unsupported(
+                                e.span,
+                                format!("nested loops sharing the variable '{name}'"),
+                            )
                         }
-                        None => return self.invalid(e.span, format!("unknown identifier '{name}'")),
-                        _ => return self.unsupported(e.span, format!("loop variable '{name}' that is not a scalar")),
+                        None => {
+                            return self.invalid(e.span, format!("unknown identifier '{name}'"))
+                        }
+                        _ => {
+                            return self.unsupported(
+                                e.span,
+                                format!("loop variable '{name}' that is not a scalar"),
+                            )
+                        }
                     };
                     if t.is_float() {
-                        return self.unsupported(e.span, format!("floating-point loop variable '{name}'"));
+                        return self
+                            .unsupported(e.span, format!("floating-point loop variable '{name}'"));
                     }
                     let init = self.expr(&b.node.rhs)?;
                     (name, t, false, init)
                 }
-                _ => return self.unsupported(e.span, "for loop initializer that is not `var = start`"),
+                _ => {
+                    return self
+                        .unsupported(e.span, "for loop initializer that is not `var = start`")
+                }
             },
             _ => return self.unsupported(span, "for loop without an initializer"),
         };
@@ -946,9 +1000,7 @@ impl<'a> Lowerer<'a> {
         let (cmp, bound) = match &cond.node {
             Expression::BinaryOperator(b) => {
                 let op = &b.node.operator.node;
-                let is_var = |e: &CNode<Expression>| {
-                    matches!(&e.node, Expression::Identifier(id) if id.node.name == var)
-                };
+                let is_var = |e: &CNode<Expression>| matches!(&e.node, Expression::Identifier(id) if id.node.name == var);
                 let cmp = |op: &BinaryOperator| match op {
                     BinaryOperator::Less => Some(LoopCmp::Lt),
                     BinaryOperator::LessOrEqual => Some(LoopCmp::Le),
@@ -967,13 +1019,26 @@ impl<'a> Lowerer<'a> {
                         };
                         (flipped, self.expr(&b.node.lhs)?)
                     }
-                    _ => return self.unsupported(cond.span, format!("loop condition (expected `{var} < bound`, `<=`, `>` or `>=`)")),
+                    _ => {
+                        return self.unsupported(
+                            cond.span,
+                            format!("loop condition (expected `{var} < bound`, `<=`, `>` or `>=`)"),
+                        )
+                    }
                 }
             }
-            _ => return self.unsupported(cond.span, format!("loop condition (expected `{var} < bound`, `<=`, `>` or `>=`)")),
+            _ => {
+                return self.unsupported(
+                    cond.span,
+                    format!("loop condition (expected `{var} < bound`, `<=`, `>` or `>=`)"),
+                )
+            }
         };
         if bound.mentions(&var) {
-            return self.unsupported(cond.span, format!("loop bound that depends on '{var}' itself"));
+            return self.unsupported(
+                cond.span,
+                format!("loop bound that depends on '{var}' itself"),
+            );
         }
         let Some(step_e) = &f.step else {
             return self.unsupported(span, "for loop without an increment");
@@ -981,7 +1046,10 @@ impl<'a> Lowerer<'a> {
         let step = self.loop_step(step_e, &var)?;
         let upward = matches!(cmp, LoopCmp::Lt | LoopCmp::Le);
         if (step > 0) != upward {
-            return self.unsupported(step_e.span, format!("loop whose step moves '{var}' away from its bound"));
+            return self.unsupported(
+                step_e.span,
+                format!("loop whose step moves '{var}' away from its bound"),
+            );
         }
         self.loop_vars.push((var.clone(), var_dtype));
         self.scopes.push(HashMap::new());
@@ -1014,7 +1082,9 @@ impl<'a> Lowerer<'a> {
 
     fn loop_step(&mut self, e: &CNode<Expression>, var: &str) -> Result<i64> {
         let is_var = |e: &CNode<Expression>| matches!(&e.node, Expression::Identifier(id) if id.node.name == var);
-        let bad = || format!("loop increment (expected `{var}++`, `{var}--`, `{var} += c` or `{var} -= c`)");
+        let bad = || {
+            format!("loop increment (expected `{var}++`, `{var}--`, `{var} += c` or `{var} -= c`)")
+        };
         match &e.node {
             Expression::UnaryOperator(u) if is_var(&u.node.operand) => match u.node.operator.node {
                 UnaryOperator::PostIncrement | UnaryOperator::PreIncrement => Ok(1),
@@ -1026,18 +1096,23 @@ impl<'a> Lowerer<'a> {
                     let v = s.expr_const(x);
                     match v {
                         Some(v) if v != 0 => Ok(v),
-                        _ => s.unsupported(x.span, "loop step that is not a non-zero integer constant"),
+                        _ => s.unsupported(
+                            x.span,
+                            "loop step that is not a non-zero integer constant",
+                        ),
                     }
                 };
                 match b.node.operator.node {
                     BinaryOperator::AssignPlus => c(self, &b.node.rhs),
                     BinaryOperator::AssignMinus => Ok(-c(self, &b.node.rhs)?),
                     BinaryOperator::Assign => match &b.node.rhs.node {
-                        Expression::BinaryOperator(r) if is_var(&r.node.lhs) => match r.node.operator.node {
-                            BinaryOperator::Plus => c(self, &r.node.rhs),
-                            BinaryOperator::Minus => Ok(-c(self, &r.node.rhs)?),
-                            _ => self.unsupported(e.span, bad()),
-                        },
+                        Expression::BinaryOperator(r) if is_var(&r.node.lhs) => {
+                            match r.node.operator.node {
+                                BinaryOperator::Plus => c(self, &r.node.rhs),
+                                BinaryOperator::Minus => Ok(-c(self, &r.node.rhs)?),
+                                _ => self.unsupported(e.span, bad()),
+                            }
+                        }
                         _ => self.unsupported(e.span, bad()),
                     },
                     _ => self.unsupported(e.span, bad()),
@@ -1062,7 +1137,13 @@ impl<'a> Lowerer<'a> {
                         let target = self.lvalue(&b.node.lhs)?;
                         let id = self.next_stmt;
                         self.next_stmt += 1;
-                        out.push(Assign { id, target, op: AssignOp::Set, value: last, pos: self.pos(e.span) });
+                        out.push(Assign {
+                            id,
+                            target,
+                            op: AssignOp::Set,
+                            value: last,
+                            pos: self.pos(e.span),
+                        });
                         return Ok(());
                     }
                 }
@@ -1083,7 +1164,9 @@ impl<'a> Lowerer<'a> {
                     BinaryOperator::AssignMinus => AssignOp::Sub,
                     BinaryOperator::AssignMultiply => AssignOp::Mul,
                     BinaryOperator::AssignDivide => AssignOp::Div,
-                    BinaryOperator::AssignModulo => return self.unsupported(e.span, "compound assignment `%=`"),
+                    BinaryOperator::AssignModulo => {
+                        return self.unsupported(e.span, "compound assignment `%=`")
+                    }
                     BinaryOperator::AssignShiftLeft
                     | BinaryOperator::AssignShiftRight
                     | BinaryOperator::AssignBitwiseAnd
@@ -1091,7 +1174,10 @@ impl<'a> Lowerer<'a> {
                     | BinaryOperator::AssignBitwiseXor => {
                         return self.unsupported(e.span, "bitwise compound assignment")
                     }
-                    _ => return self.unsupported(e.span, "expression statement that is not an assignment"),
+                    _ => {
+                        return self
+                            .unsupported(e.span, "expression statement that is not an assignment")
+                    }
                 };
                 (&*b.node.lhs, op, self.expr(&b.node.rhs)?)
             }
@@ -1099,7 +1185,10 @@ impl<'a> Lowerer<'a> {
                 let op = match u.node.operator.node {
                     UnaryOperator::PostIncrement | UnaryOperator::PreIncrement => AssignOp::Add,
                     UnaryOperator::PostDecrement | UnaryOperator::PreDecrement => AssignOp::Sub,
-                    _ => return self.unsupported(e.span, "expression statement that is not an assignment"),
+                    _ => {
+                        return self
+                            .unsupported(e.span, "expression statement that is not an assignment")
+                    }
                 };
                 (&*u.node.operand, op, Expr::int(1))
             }
@@ -1130,18 +1219,30 @@ impl<'a> Lowerer<'a> {
                 let name = &id.node.name;
                 match self.resolve(name) {
                     Some(Resolved::LoopVar) => {
-                        return self.unsupported(target_e.span, format!("assignment to loop variable '{name}' inside its loop"))
+                        return self.unsupported(
+                            target_e.span,
+                            format!("assignment to loop variable '{name}' inside its loop"),
+                        )
                     }
                     Some(Resolved::Local(Sym::Scalar(_))) => Expr::Var(name.clone()),
                     Some(Resolved::External(Sym::Scalar(t))) => {
                         self.note_external_scalar(name, t);
                         Expr::Var(name.clone())
                     }
-                    Some(Resolved::External(Sym::Array { .. }) | Resolved::Local(Sym::Array { .. })) => {
-                        return self.unsupported(target_e.span, format!("assignment to whole array '{name}'"))
+                    Some(
+                        Resolved::External(Sym::Array { .. }) | Resolved::Local(Sym::Array { .. }),
+                    ) => {
+                        return self.unsupported(
+                            target_e.span,
+                            format!("assignment to whole array '{name}'"),
+                        )
                     }
-                    Some(_) => return self.unsupported(target_e.span, format!("assignment to '{name}'")),
-                    None => return self.invalid(target_e.span, format!("unknown identifier '{name}'")),
+                    Some(_) => {
+                        return self.unsupported(target_e.span, format!("assignment to '{name}'"))
+                    }
+                    None => {
+                        return self.invalid(target_e.span, format!("unknown identifier '{name}'"))
+                    }
                 }
             }
             Expression::BinaryOperator(b) if b.node.operator.node == BinaryOperator::Index => {
@@ -1150,7 +1251,12 @@ impl<'a> Lowerer<'a> {
             Expression::UnaryOperator(u) if u.node.operator.node == UnaryOperator::Indirection => {
                 return self.unsupported(target_e.span, "pointer dereference")
             }
-            _ => return self.unsupported(target_e.span, "assignment target (expected a scalar or an array element)"),
+            _ => {
+                return self.unsupported(
+                    target_e.span,
+                    "assignment target (expected a scalar or an array element)",
+                )
+            }
         })
     }
 
@@ -1178,7 +1284,10 @@ impl<'a> Lowerer<'a> {
         }
         indices.reverse();
         let Expression::Identifier(id) = &cur.node else {
-            return self.unsupported(cur.span, "subscript of an expression that is not an array name");
+            return self.unsupported(
+                cur.span,
+                "subscript of an expression that is not an array name",
+            );
         };
         let name = id.node.name.clone();
         let (dtype, dims, local) = match self.resolve(&name) {
@@ -1196,7 +1305,11 @@ impl<'a> Lowerer<'a> {
         if indices.len() != dims.len() {
             return self.unsupported(
                 e.span,
-                format!("access to '{name}' with {} of its {} subscripts", indices.len(), dims.len()),
+                format!(
+                    "access to '{name}' with {} of its {} subscripts",
+                    indices.len(),
+                    dims.len()
+                ),
             );
         }
         if !local && !self.arrays.contains_key(&name) {
@@ -1247,20 +1360,29 @@ impl<'a> Lowerer<'a> {
                     Some(Resolved::Local(Sym::Scalar(_))) => Ok(Expr::Var(name.clone())),
                     Some(Resolved::External(Sym::Scalar(t))) => {
                         if self.done_loop_vars.iter().any(|v| v == name) {
-                            return self.unsupported(e.span, format!("use of loop variable '{name}' after its loop"));
+                            return self.unsupported(
+                                e.span,
+                                format!("use of loop variable '{name}' after its loop"),
+                            );
                         }
                         self.note_external_scalar(name, t);
                         Ok(Expr::Var(name.clone()))
                     }
-                    Some(Resolved::External(Sym::Array { .. }) | Resolved::Local(Sym::Array { .. }) | Resolved::External(Sym::Pointer) | Resolved::Local(Sym::Pointer)) => {
-                        self.unsupported(e.span, format!("pointer arithmetic or array '{name}' used as a value"))
-                    }
+                    Some(
+                        Resolved::External(Sym::Array { .. })
+                        | Resolved::Local(Sym::Array { .. })
+                        | Resolved::External(Sym::Pointer)
+                        | Resolved::Local(Sym::Pointer),
+                    ) => self.unsupported(
+                        e.span,
+                        format!("pointer arithmetic or array '{name}' used as a value"),
+                    ),
                     Some(Resolved::External(Sym::Function) | Resolved::Local(Sym::Function)) => {
                         self.unsupported(e.span, format!("function '{name}' used as a value"))
                     }
-                    Some(Resolved::External(Sym::Other(what)) | Resolved::Local(Sym::Other(what))) => {
-                        self.unsupported(e.span, format!("{what} of '{name}'"))
-                    }
+                    Some(
+                        Resolved::External(Sym::Other(what)) | Resolved::Local(Sym::Other(what)),
+                    ) => self.unsupported(e.span, format!("{what} of '{name}'")),
                     None => self.invalid(e.span, format!("unknown identifier '{name}'")),
                 }
             }
@@ -1272,7 +1394,10 @@ impl<'a> Lowerer<'a> {
                         None => self.unsupported(c.span, format!("integer literal {text}")),
                     },
                     Constant::Float(_) => {
-                        let value = text.trim_end_matches(['f', 'F', 'l', 'L']).parse().unwrap_or(0.0);
+                        let value = text
+                            .trim_end_matches(['f', 'F', 'l', 'L'])
+                            .parse()
+                            .unwrap_or(0.0);
                         Ok(Expr::Float { value, text })
                     }
                     Constant::Character(_) => match parse_char(&text) {
@@ -1300,7 +1425,9 @@ impl<'a> Lowerer<'a> {
                     BinaryOperator::ShiftLeft | BinaryOperator::ShiftRight => {
                         return self.unsupported(b.node.operator.span, "shift operator")
                     }
-                    BinaryOperator::BitwiseAnd | BinaryOperator::BitwiseOr | BinaryOperator::BitwiseXor => {
+                    BinaryOperator::BitwiseAnd
+                    | BinaryOperator::BitwiseOr
+                    | BinaryOperator::BitwiseXor => {
                         return self.unsupported(b.node.operator.span, "bitwise operator")
                     }
                     _ => return self.unsupported(e.span, "assignment inside an expression"),
@@ -1316,10 +1443,19 @@ impl<'a> Lowerer<'a> {
                     UnaryOperator::Minus => UnOp::Neg,
                     UnaryOperator::Plus => UnOp::Plus,
                     UnaryOperator::Negate => UnOp::Not,
-                    UnaryOperator::Address => return self.unsupported(e.span, "address-of operator `&`"),
-                    UnaryOperator::Indirection => return self.unsupported(e.span, "pointer dereference"),
-                    UnaryOperator::Complement => return self.unsupported(e.span, "bitwise operator `~`"),
-                    _ => return self.unsupported(e.span, "increment or decrement inside an expression"),
+                    UnaryOperator::Address => {
+                        return self.unsupported(e.span, "address-of operator `&`")
+                    }
+                    UnaryOperator::Indirection => {
+                        return self.unsupported(e.span, "pointer dereference")
+                    }
+                    UnaryOperator::Complement => {
+                        return self.unsupported(e.span, "bitwise operator `~`")
+                    }
+                    _ => {
+                        return self
+                            .unsupported(e.span, "increment or decrement inside an expression")
+                    }
                 };
                 Ok(Expr::Unary {
                     op,
@@ -1372,7 +1508,9 @@ impl<'a> Lowerer<'a> {
             Expression::Comma(_) => self.unsupported(e.span, "comma operator"),
             Expression::Member(_) => self.unsupported(e.span, "struct member access"),
             Expression::StringLiteral(_) => self.unsupported(e.span, "string literal"),
-            Expression::SizeOfTy(_) | Expression::SizeOfVal(_) => self.unsupported(e.span, "sizeof"),
+            Expression::SizeOfTy(_) | Expression::SizeOfVal(_) => {
+                self.unsupported(e.span, "sizeof")
+            }
             Expression::CompoundLiteral(_) => self.unsupported(e.span, "compound literal"),
             Expression::Statement(_) => self.unsupported(e.span, "statement expression"),
             _ => self.unsupported(e.span, "expression"),

@@ -29,7 +29,11 @@ const INDENT: &str = "  ";
 
 fn precedence(e: &Expr) -> u8 {
     match e {
-        Expr::Int { .. } | Expr::Float { .. } | Expr::Var(_) | Expr::Access { .. } | Expr::Call { .. } => 16,
+        Expr::Int { .. }
+        | Expr::Float { .. }
+        | Expr::Var(_)
+        | Expr::Access { .. }
+        | Expr::Call { .. } => 16,
         Expr::Unary { .. } | Expr::Cast { .. } => 15,
         Expr::Binary { op, .. } => op.precedence(),
         Expr::Ternary { .. } => 3,
@@ -118,7 +122,12 @@ pub fn loop_header(l: &Loop, declare: bool) -> String {
     } else {
         format!("{} = {}", l.var, expr(&l.init))
     };
-    format!("for ({init}; {} {} {}; {step})", l.var, l.cmp.c_op(), expr(&l.bound))
+    format!(
+        "for ({init}; {} {} {}; {step})",
+        l.var,
+        l.cmp.c_op(),
+        expr(&l.bound)
+    )
 }
 
 pub fn assign(a: &Assign) -> String {
@@ -229,16 +238,43 @@ mod tests {
 
     #[test]
     fn parenthesizes_only_where_the_tree_needs_it() {
-        let sub = |l: Box<Expr>, r: Box<Expr>| Box::new(Expr::Binary { op: BinOp::Sub, lhs: l, rhs: r });
-        let left = Expr::Binary { op: BinOp::Sub, lhs: sub(var("a"), var("b")), rhs: var("c") };
+        let sub = |l: Box<Expr>, r: Box<Expr>| {
+            Box::new(Expr::Binary {
+                op: BinOp::Sub,
+                lhs: l,
+                rhs: r,
+            })
+        };
+        let left = Expr::Binary {
+            op: BinOp::Sub,
+            lhs: sub(var("a"), var("b")),
+            rhs: var("c"),
+        };
         assert_eq!(expr(&left), "a - b - c");
-        let right = Expr::Binary { op: BinOp::Sub, lhs: var("a"), rhs: sub(var("b"), var("c")) };
+        let right = Expr::Binary {
+            op: BinOp::Sub,
+            lhs: var("a"),
+            rhs: sub(var("b"), var("c")),
+        };
         assert_eq!(expr(&right), "a - (b - c)");
-        let mul = Expr::Binary { op: BinOp::Mul, lhs: sub(var("a"), var("b")), rhs: var("c") };
+        let mul = Expr::Binary {
+            op: BinOp::Mul,
+            lhs: sub(var("a"), var("b")),
+            rhs: var("c"),
+        };
         assert_eq!(expr(&mul), "(a - b) * c");
-        let neg = Expr::Unary { op: UnOp::Neg, arg: Box::new(Expr::Unary { op: UnOp::Neg, arg: var("x") }) };
+        let neg = Expr::Unary {
+            op: UnOp::Neg,
+            arg: Box::new(Expr::Unary {
+                op: UnOp::Neg,
+                arg: var("x"),
+            }),
+        };
         assert_eq!(expr(&neg), "-(-x)");
-        let cast = Expr::Cast { dtype: DType::F64, arg: sub(var("i"), var("j")) };
+        let cast = Expr::Cast {
+            dtype: DType::F64,
+            arg: sub(var("i"), var("j")),
+        };
         assert_eq!(expr(&cast), "(double)(i - j)");
     }
 }

@@ -312,22 +312,51 @@ impl BinOp {
 #[serde(rename_all = "snake_case")]
 pub enum Expr {
     /// Integer literal; `text` is the source spelling (suffixes included).
-    Int { value: i64, text: String },
+    Int {
+        value: i64,
+        text: String,
+    },
     /// Floating literal; `text` is the source spelling (`1.5`, `2.0f`, `1e-3`).
-    Float { value: f64, text: String },
+    Float {
+        value: f64,
+        text: String,
+    },
     /// A scalar, parameter or loop variable.
     Var(String),
-    Access { array: String, indices: Vec<Expr> },
-    Unary { op: UnOp, arg: Box<Expr> },
-    Binary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
-    Ternary { cond: Box<Expr>, then: Box<Expr>, other: Box<Expr> },
-    Call { func: String, args: Vec<Expr> },
-    Cast { dtype: DType, arg: Box<Expr> },
+    Access {
+        array: String,
+        indices: Vec<Expr>,
+    },
+    Unary {
+        op: UnOp,
+        arg: Box<Expr>,
+    },
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Ternary {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        other: Box<Expr>,
+    },
+    Call {
+        func: String,
+        args: Vec<Expr>,
+    },
+    Cast {
+        dtype: DType,
+        arg: Box<Expr>,
+    },
 }
 
 impl Expr {
     pub fn int(value: i64) -> Expr {
-        Expr::Int { value, text: value.to_string() }
+        Expr::Int {
+            value,
+            text: value.to_string(),
+        }
     }
 
     /// Calls `f` on this expression and every sub-expression, parents first.
@@ -413,7 +442,11 @@ impl Program {
 
 /// Visits every node of a body, parents first, with the loops enclosing it.
 pub fn walk_nodes<'a>(body: &'a [Node], f: &mut dyn FnMut(&'a Node, &[&'a Loop])) {
-    fn go<'a>(body: &'a [Node], stack: &mut Vec<&'a Loop>, f: &mut dyn FnMut(&'a Node, &[&'a Loop])) {
+    fn go<'a>(
+        body: &'a [Node],
+        stack: &mut Vec<&'a Loop>,
+        f: &mut dyn FnMut(&'a Node, &[&'a Loop]),
+    ) {
         for node in body {
             f(node, stack);
             match node {

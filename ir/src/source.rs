@@ -104,7 +104,10 @@ impl Preprocessed {
     pub fn location(&self, offset: usize) -> Location {
         match self.line_at(offset) {
             Some(l) => {
-                let col = self.text[l.start..offset.min(self.text.len())].chars().count() + 1;
+                let col = self.text[l.start..offset.min(self.text.len())]
+                    .chars()
+                    .count()
+                    + 1;
                 Location {
                     file: self.files[l.file as usize].clone(),
                     line: l.line,
@@ -135,7 +138,11 @@ impl Preprocessed {
 
     /// A line marker that makes the following line count as `loc`'s line.
     pub fn marker(loc: &Location) -> String {
-        format!("# {} \"{}\"\n", loc.line, loc.file.replace('\\', "\\\\").replace('"', "\\\""))
+        format!(
+            "# {} \"{}\"\n",
+            loc.line,
+            loc.file.replace('\\', "\\\\").replace('"', "\\\"")
+        )
     }
 }
 
@@ -202,6 +209,6 @@ mod tests {
     fn finds_pragma_lines() {
         let text = "a\n#pragma scop\nb\n  # pragma  endscop\n#pragma scopx\n";
         assert_eq!(pragma_lines(text, "scop"), vec![2]);
-        assert_eq!(pragma_lines(text, "endscop"), vec![16]);
+        assert_eq!(pragma_lines(text, "endscop"), vec![17]);
     }
 }

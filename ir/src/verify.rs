@@ -81,7 +81,9 @@ impl Verifier<'_> {
                         if self.guarded > 0 {
                             continue;
                         }
-                        let (Some(ext), Some(range)) = (ext, self.range_of(idx)) else { continue };
+                        let (Some(ext), Some(range)) = (ext, self.range_of(idx)) else {
+                            continue;
+                        };
                         if range.0 < 0 || range.1 >= *ext {
                             problems.push(format!(
                                 "subscript {k} of '{array}' ranges over [{}, {}] outside [0, {}]",
@@ -96,7 +98,8 @@ impl Verifier<'_> {
             _ => {}
         });
         for p in problems {
-            self.errors.push(format!("region{}: line {line}: {p}", self.region));
+            self.errors
+                .push(format!("region{}: line {line}: {p}", self.region));
         }
     }
 

@@ -20,7 +20,10 @@ pub struct Toolchain {
 impl Default for Toolchain {
     fn default() -> Self {
         Toolchain {
-            cc: std::env::var("CC").ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "cc".into()),
+            cc: std::env::var("CC")
+                .ok()
+                .filter(|s| !s.trim().is_empty())
+                .unwrap_or_else(|| "cc".into()),
             base_flags: std::env::var("CFLAGS")
                 .ok()
                 .map(|s| s.split_whitespace().map(String::from).collect())
@@ -44,8 +47,16 @@ impl Toolchain {
         if let Some((_, v)) = cache.iter().find(|(c, _)| *c == self.cc) {
             return Ok(v.clone());
         }
-        let out = self.command().arg("--version").output().map_err(io_err(&self.cc))?;
-        let v = String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or("").to_string();
+        let out = self
+            .command()
+            .arg("--version")
+            .output()
+            .map_err(io_err(&self.cc))?;
+        let v = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string();
         cache.push((self.cc.clone(), v.clone()));
         Ok(v)
     }
@@ -60,7 +71,12 @@ impl Toolchain {
             .map_err(io_err(file))?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
-            return Err(Error::Usage(err.lines().find(|l| l.contains("error")).unwrap_or("preprocessing failed").to_string()));
+            return Err(Error::Usage(
+                err.lines()
+                    .find(|l| l.contains("error"))
+                    .unwrap_or("preprocessing failed")
+                    .to_string(),
+            ));
         }
         Ok(out.stdout)
     }
@@ -138,7 +154,13 @@ pub fn build(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<Build> {
     command.extend(req.args.link.iter().cloned());
 
     if exe.is_file() {
-        return Ok(Build { exe, key, cache_hit: true, compile_seconds: 0.0, command });
+        return Ok(Build {
+            exe,
+            key,
+            cache_hit: true,
+            compile_seconds: 0.0,
+            command,
+        });
     }
     std::fs::create_dir_all(&bdir).map_err(io_err(&bdir))?;
     std::fs::write(&gen, req.source).map_err(io_err(&gen))?;
@@ -162,8 +184,18 @@ pub fn build(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<Build> {
             .find(|l| l.contains("error"))
             .unwrap_or_else(|| stderr.lines().next().unwrap_or("compiler failed"))
             .to_string();
-        return Err(Error::Compile { what: req.args.main.clone(), log: log.display().to_string(), first_error: first });
+        return Err(Error::Compile {
+            what: req.args.main.clone(),
+            log: log.display().to_string(),
+            first_error: first,
+        });
     }
     std::fs::rename(exe.with_extension("tmp"), &exe).map_err(io_err(&exe))?;
-    Ok(Build { exe, key, cache_hit: false, compile_seconds, command })
+    Ok(Build {
+        exe,
+        key,
+        cache_hit: false,
+        compile_seconds,
+        command,
+    })
 }

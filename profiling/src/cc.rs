@@ -16,7 +16,9 @@ pub struct CcArgs {
 }
 
 /// Flags whose value may come as the next argument.
-const WITH_VALUE: &[&str] = &["-I", "-D", "-U", "-include", "-isystem", "-iquote", "-L", "-l", "-x"];
+const WITH_VALUE: &[&str] = &[
+    "-I", "-D", "-U", "-include", "-isystem", "-iquote", "-L", "-l", "-x",
+];
 
 impl CcArgs {
     /// Splits `args` (everything after the subcommand's own options).
@@ -29,7 +31,11 @@ impl CcArgs {
                 let v = it
                     .next()
                     .ok_or_else(|| Error::Usage(format!("{flag} needs a value")))?;
-                let target = if *flag == "-L" || *flag == "-l" { &mut out.link } else { &mut out.cflags };
+                let target = if *flag == "-L" || *flag == "-l" {
+                    &mut out.link
+                } else {
+                    &mut out.cflags
+                };
                 target.push(a.clone());
                 target.push(v.clone());
             } else if a == "-o" || a == "-c" || a == "-E" || a == "-S" {
@@ -75,12 +81,21 @@ mod tests {
     #[test]
     fn splits_a_polybench_command_line() {
         let a = CcArgs::parse(&s(&[
-            "gemm.c", "utilities/polybench.c", "-Iutilities", "-D", "SMALL_DATASET", "-lm", "-std=c99",
+            "gemm.c",
+            "utilities/polybench.c",
+            "-Iutilities",
+            "-D",
+            "SMALL_DATASET",
+            "-lm",
+            "-std=c99",
         ]))
         .unwrap();
         assert_eq!(a.main, "gemm.c");
         assert_eq!(a.extra_sources, s(&["utilities/polybench.c"]));
-        assert_eq!(a.cflags, s(&["-Iutilities", "-D", "SMALL_DATASET", "-std=c99"]));
+        assert_eq!(
+            a.cflags,
+            s(&["-Iutilities", "-D", "SMALL_DATASET", "-std=c99"])
+        );
         assert_eq!(a.link, s(&["-lm"]));
     }
 

@@ -136,13 +136,17 @@ pub fn run(exe: &Path, opts: &RunOptions, scratch: &Path) -> Result<RunOutcome> 
         },
     };
     let wall_seconds = start.elapsed().as_secs_f64();
-    let report = match std::fs::read_to_string(&report_path) {
-        Ok(text) => Some(
-            serde_json::from_str(&text)
-                .map_err(|e| Error::Run(format!("runtime report {}: {e}", report_path.display())))?,
-        ),
-        Err(_) => None,
-    };
+    let report =
+        match std::fs::read_to_string(&report_path) {
+            Ok(text) => Some(serde_json::from_str(&text).map_err(|e| {
+                Error::Run(format!("runtime report {}: {e}", report_path.display()))
+            })?),
+            Err(_) => None,
+        };
     let _ = std::fs::remove_file(&report_path);
-    Ok(RunOutcome { exit, wall_seconds, report })
+    Ok(RunOutcome {
+        exit,
+        wall_seconds,
+        report,
+    })
 }

@@ -7,7 +7,10 @@ use std::sync::OnceLock;
 
 /// The repository root.
 pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
 }
 
 /// The `tune` binary, built (once per test process) with the same cargo that runs the
@@ -19,16 +22,32 @@ pub fn tune_bin() -> PathBuf {
             return PathBuf::from(p);
         }
         let out = Command::new(env!("CARGO"))
-            .args(["build", "-p", "tuner", "--bin", "tune", "--message-format=json"])
+            .args([
+                "build",
+                "-p",
+                "tuner",
+                "--bin",
+                "tune",
+                "--message-format=json",
+            ])
             .current_dir(workspace())
             .output()
             .expect("cargo runs");
-        assert!(out.status.success(), "building tune failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "building tune failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout)
             .lines()
+            .rev()
             .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter_map(|v| v.get("executable").and_then(|e| e.as_str()).map(PathBuf::from))
-            .last()
+            .filter_map(|v| {
+                v.get("executable")
+                    .and_then(|e| e.as_str())
+                    .map(PathBuf::from)
+            })
+            .next()
             .expect("cargo reported the tune executable")
     })
     .clone()
@@ -59,7 +78,12 @@ fn capture(cmd: &mut Command) -> Output {
 
 /// Runs `tune ARGS` in `cwd` (its `.tunecache` goes there).
 pub fn tune(args: &[String], cwd: &Path) -> Output {
-    capture(Command::new(tune_bin()).args(args).current_dir(cwd).env_remove("TUNE_CACHE"))
+    capture(
+        Command::new(tune_bin())
+            .args(args)
+            .current_dir(cwd)
+            .env_remove("TUNE_CACHE"),
+    )
 }
 
 /// Compiles `args` (cc-style: sources and flags) with `cc -O3 -march=native` plus
@@ -75,7 +99,12 @@ pub fn cc_run(args: &[String], extra: &[&str], cwd: &Path) -> Output {
             .arg(&exe)
             .current_dir(cwd),
     );
-    assert_eq!(build.code, 0, "reference build failed: {}", build.stderr_text());
+    assert_eq!(
+        build.code,
+        0,
+        "reference build failed: {}",
+        build.stderr_text()
+    );
     capture(Command::new(&exe).current_dir(cwd))
 }
 

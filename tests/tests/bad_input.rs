@@ -12,7 +12,11 @@ fn run_source(name: &str, source: &str, extra: &[&str]) -> (i32, String) {
 }
 
 fn assert_one_line(stderr: &str, expected: &str) {
-    assert_eq!(stderr.lines().count(), 1, "expected one line, got:\n{stderr}");
+    assert_eq!(
+        stderr.lines().count(),
+        1,
+        "expected one line, got:\n{stderr}"
+    );
     assert_eq!(stderr.trim_end(), expected);
 }
 
@@ -72,16 +76,30 @@ fn missing_file_missing_header_and_missing_region() {
     assert_eq!(out.code, 2);
     assert_one_line(&out.stderr_text(), "tune: nosuch.c: no such file");
 
-    let (code, err) = run_source("h.c", "#include \"nope.h\"\nint main(void) { return 0; }\n", &[]);
+    let (code, err) = run_source(
+        "h.c",
+        "#include \"nope.h\"\nint main(void) { return 0; }\n",
+        &[],
+    );
     assert_eq!(code, 2);
-    assert_one_line(&err, "tune: h.c:1:10: fatal error: nope.h: No such file or directory");
+    assert_one_line(
+        &err,
+        "tune: h.c:1:10: fatal error: nope.h: No such file or directory",
+    );
 
     let (code, err) = run_source("n.c", "int main(void) { return 0; }\n", &[]);
     assert_eq!(code, 2);
-    assert!(err.starts_with("tune: n.c: no '#pragma scop' region found"), "{err}");
+    assert!(
+        err.starts_with("tune: n.c: no '#pragma scop' region found"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1);
 
-    let (code, err) = run_source("f.c", "int main(void) { return 0; }\n", &["--function", "kernel"]);
+    let (code, err) = run_source(
+        "f.c",
+        "int main(void) { return 0; }\n",
+        &["--function", "kernel"],
+    );
     assert_eq!(code, 2);
     assert_one_line(&err, "tune: f.c: no function named 'kernel' is defined");
 }
@@ -91,8 +109,14 @@ fn calls_and_unknown_arguments_are_refused() {
     let src = "#include <stdio.h>\nint main(void) {\n  double a[10]; int i;\n#pragma scop\n  for (i = 0; i < 10; i++) a[i] = printf(\"x\");\n#pragma endscop\n  return 0;\n}\n";
     let (code, err) = run_source("c.c", src, &[]);
     assert_eq!(code, 2);
-    assert!(err.starts_with("tune: c.c:5:35: unsupported call to 'printf'"), "{err}");
+    assert!(
+        err.starts_with("tune: c.c:5:35: unsupported call to 'printf'"),
+        "{err}"
+    );
     let (code, err) = run_source("c.c", src, &["notes.txt"]);
     assert_eq!(code, 2);
-    assert_one_line(&err, "tune: unexpected argument 'notes.txt' (expected a .c file or a cc flag)");
+    assert_one_line(
+        &err,
+        "tune: unexpected argument 'notes.txt' (expected a .c file or a cc flag)",
+    );
 }

@@ -15,7 +15,10 @@ const PROGRAMS: &[(&str, &str)] = &[
 fn args(dir: &str, name: &str, extra: &[&str]) -> Vec<String> {
     let root = workspace().join("tests/fixtures/polybench-style");
     let mut v = vec![
-        root.join(dir).join(format!("{name}.c")).display().to_string(),
+        root.join(dir)
+            .join(format!("{name}.c"))
+            .display()
+            .to_string(),
         root.join("utilities/polybench.c").display().to_string(),
         format!("-I{}", root.join("utilities").display()),
         format!("-I{}", root.join(dir).display()),
@@ -35,12 +38,23 @@ fn check(extra: &[&str]) {
             e.extend_from_slice(extra);
             let a = args(dir, name, &e);
             let want = cc_run(&a, &[], tmp.path());
-            assert!(!want.stderr.is_empty(), "{name}: the reference dumps its arrays");
+            assert!(
+                !want.stderr.is_empty(),
+                "{name}: the reference dumps its arrays"
+            );
             let mut t = strings(&["run", "--quiet"]);
             t.extend(a);
             let got = tune(&t, tmp.path());
-            assert_eq!(got.code, want.code, "{name} {preset}: {}", got.stderr_text());
-            assert!(got.stdout == want.stdout && got.stderr == want.stderr, "{name} {preset} {extra:?}: output differs");
+            assert_eq!(
+                got.code,
+                want.code,
+                "{name} {preset}: {}",
+                got.stderr_text()
+            );
+            assert!(
+                got.stdout == want.stdout && got.stderr == want.stderr,
+                "{name} {preset} {extra:?}: output differs"
+            );
         }
     }
 }
@@ -65,10 +79,21 @@ fn verdicts_of_the_api_programs() {
     let root = workspace().join("tests/fixtures/polybench-style");
     let (dir, name) = PROGRAMS[0];
     let opts = ir::FrontendOptions {
-        flags: vec![format!("-I{}", root.join("utilities").display()), "-DMINI_DATASET".into()],
+        flags: vec![
+            format!("-I{}", root.join("utilities").display()),
+            "-DMINI_DATASET".into(),
+        ],
         ..Default::default()
     };
-    let parsed = ir::load(&root.join(dir).join(format!("{name}.c")).display().to_string(), &opts).unwrap();
+    let parsed = ir::load(
+        &root
+            .join(dir)
+            .join(format!("{name}.c"))
+            .display()
+            .to_string(),
+        &opts,
+    )
+    .unwrap();
     assert_eq!(
         datasets::verdict_table(&parsed.program),
         "j parallel\ni reduction\n  j parallel\ni parallel\n  j reduction\n"

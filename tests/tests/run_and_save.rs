@@ -34,7 +34,12 @@ fn gemm_saves_inputs_and_outputs_with_shapes_and_values() {
     let s = run_json(&suite.args(gemm, Preset::Mini), dir.path());
     assert_eq!(s["nests"].as_array().unwrap().len(), 1);
     assert_eq!(s["nests"][0]["invocations"], 1);
-    let verdicts: Vec<&str> = s["regions"][0]["loops"].as_array().unwrap().iter().map(|l| l["verdict"].as_str().unwrap()).collect();
+    let verdicts: Vec<&str> = s["regions"][0]["loops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["verdict"].as_str().unwrap())
+        .collect();
     assert_eq!(verdicts, ["parallel", "parallel", "reduction", "parallel"]);
 
     let data = dir.path().join(".tunecache/gemm/data");
@@ -63,13 +68,19 @@ fn gemm_saves_inputs_and_outputs_with_shapes_and_values() {
             }
         }
     }
-    let worst = c.iter().zip(c_out.iter()).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+    let worst = c
+        .iter()
+        .zip(c_out.iter())
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max);
     assert!(worst < 1e-9, "recomputed C differs by {worst}");
     // Read-only arrays have no .out file; sizes are saved as 0-d int arrays.
     assert!(!data.join("A/nest0_0.out.npy").exists());
     let ni = profiling::npy::read_i32(&data.join("ni/nest0_0.npy")).unwrap();
     assert_eq!(ni[[]], 20);
-    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(data.join("manifest.json")).unwrap()).unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("manifest.json")).unwrap())
+            .unwrap();
     assert_eq!(manifest["program"], "gemm");
     assert_eq!(manifest["nests"][0]["name"], "nest0");
 }
@@ -107,7 +118,10 @@ fn a_crashing_program_keeps_the_data_saved_before() {
     assert_eq!(out.code, 0);
     let saved = dir.path().join(".tunecache/c/data/a/nest0_0.npy");
     let before = std::fs::read(&saved).unwrap();
-    let out = tune(&strings(&["run", "--quiet", "c.c", "--", "crash"]), dir.path());
+    let out = tune(
+        &strings(&["run", "--quiet", "c.c", "--", "crash"]),
+        dir.path(),
+    );
     assert_eq!(out.code, 134, "SIGABRT is reported as 128 + 6");
     assert_eq!(std::fs::read(&saved).unwrap(), before);
 }
@@ -120,6 +134,9 @@ fn function_mode_takes_a_whole_function() {
     let s = run_json(&strings(&["--function", "scale", "f.c"]), dir.path());
     assert_eq!(s["regions"][0]["function"], "scale");
     assert_eq!(s["regions"][0]["loops"][0]["verdict"], "parallel");
-    let out = tune(&strings(&["run", "--quiet", "--function", "scale", "f.c"]), dir.path());
+    let out = tune(
+        &strings(&["run", "--quiet", "--function", "scale", "f.c"]),
+        dir.path(),
+    );
     assert_eq!(out.stdout, b"49.5\n");
 }

@@ -44,7 +44,12 @@ struct RunArgs {
     #[arg(long)]
     openmp: bool,
     /// Invocation versions saved per nest (0: no Save, -1: all).
-    #[arg(long, value_name = "N", default_value_t = 2, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 2,
+        allow_negative_numbers = true
+    )]
     save_versions: i64,
     /// Cache folder (default: $TUNE_CACHE or ./.tunecache).
     #[arg(long, value_name = "DIR")]
@@ -54,7 +59,12 @@ struct RunArgs {
     timeout: Option<f64>,
     /// The program and cc flags: FILE.c [more.c] [-I..] [-D..] [-U..] [-std=..] [-l..];
     /// arguments for the program itself go after `--`.
-    #[arg(required = true, allow_hyphen_values = true, trailing_var_arg = true, value_name = "FILE.c [cc flags]")]
+    #[arg(
+        required = true,
+        allow_hyphen_values = true,
+        trailing_var_arg = true,
+        value_name = "FILE.c [cc flags]"
+    )]
     cc: Vec<String>,
 }
 
@@ -80,9 +90,17 @@ fn split_argv(argv: Vec<String>) -> (Vec<String>, Vec<String>) {
     let mut it = rest.into_iter();
     while let Some(a) = it.next() {
         if a.starts_with("--") || a == "-h" || a == "-V" {
-            let name = a.trim_start_matches('-').split('=').next().unwrap_or("").to_string();
+            let name = a
+                .trim_start_matches('-')
+                .split('=')
+                .next()
+                .unwrap_or("")
+                .to_string();
             let takes_value = sub
-                .and_then(|s| s.get_arguments().find(|x| x.get_long() == Some(name.as_str())))
+                .and_then(|s| {
+                    s.get_arguments()
+                        .find(|x| x.get_long() == Some(name.as_str()))
+                })
                 .is_some_and(|x| x.get_action().takes_values());
             let inline = a.contains('=');
             opts.push(a);
@@ -137,7 +155,10 @@ fn cmd_run(a: RunArgs, program_args: Vec<String>) -> Result<i32, Error> {
     let summary = run_program(&cfg)?;
     if !a.quiet {
         if json {
-            eprintln!("{}", serde_json::to_string(&summary).expect("summary serializes"));
+            eprintln!(
+                "{}",
+                serde_json::to_string(&summary).expect("summary serializes")
+            );
         } else {
             eprint!("{}", render(&summary));
         }

@@ -139,7 +139,9 @@ pub fn prepare(
     let parsed = ir::load(&cfg.args.main, &fopts)?;
     let problems = ir::verify::verify(&parsed.program);
     if let Some(p) = problems.first() {
-        return Err(Error::Failed(format!("internal error: IR verification failed: {p}")));
+        return Err(Error::Failed(format!(
+            "internal error: IR verification failed: {p}"
+        )));
     }
     let generated = generate(
         &parsed,
@@ -168,7 +170,9 @@ pub fn run_program(cfg: &RunConfig) -> Result<RunSummary> {
     let program = &parsed.program;
 
     let data = cache.data();
-    let partial = cache.root.join(format!("data.partial-{}", std::process::id()));
+    let partial = cache
+        .root
+        .join(format!("data.partial-{}", std::process::id()));
     let saving = cfg.save_versions != 0;
     if saving {
         let _ = std::fs::remove_dir_all(&partial);
@@ -207,9 +211,11 @@ pub fn run_program(cfg: &RunConfig) -> Result<RunSummary> {
             write_file(&partial.join("manifest.json"), &text)?;
             let old = cache.root.join(format!("data.old-{}", std::process::id()));
             if data.exists() {
-                std::fs::rename(&data, &old).map_err(|e| Error::Failed(format!("{}: {e}", data.display())))?;
+                std::fs::rename(&data, &old)
+                    .map_err(|e| Error::Failed(format!("{}: {e}", data.display())))?;
             }
-            std::fs::rename(&partial, &data).map_err(|e| Error::Failed(format!("{}: {e}", data.display())))?;
+            std::fs::rename(&partial, &data)
+                .map_err(|e| Error::Failed(format!("{}: {e}", data.display())))?;
             let _ = std::fs::remove_dir_all(&old);
         } else {
             let _ = std::fs::remove_dir_all(&partial);
@@ -217,7 +223,11 @@ pub fn run_program(cfg: &RunConfig) -> Result<RunSummary> {
         saved = Some(SaveSummary {
             dir: data.display().to_string(),
             files: if complete { report.saved.len() } else { 0 },
-            bytes: if complete { report.saved.iter().map(|f| f.bytes).sum() } else { 0 },
+            bytes: if complete {
+                report.saved.iter().map(|f| f.bytes).sum()
+            } else {
+                0
+            },
             failed: !complete,
         });
     }
@@ -230,7 +240,8 @@ pub fn run_program(cfg: &RunConfig) -> Result<RunSummary> {
 
 fn write_file(path: &Path, text: &str) -> Result<()> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| Error::Failed(format!("{}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::Failed(format!("{}: {e}", dir.display())))?;
     }
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, text).map_err(|e| Error::Failed(format!("{}: {e}", tmp.display())))?;
@@ -327,7 +338,10 @@ pub fn render(summary: &RunSummary) -> String {
             ms(r.total_s)
         );
         for l in &r.loops {
-            let nest = summary.nests.iter().find(|n| n.region == r.index && n.line == l.line && l.var == n.loops[0].var);
+            let nest = summary
+                .nests
+                .iter()
+                .find(|n| n.region == r.index && n.line == l.line && l.var == n.loops[0].var);
             let tag = match nest {
                 Some(n) => format!(
                     "  <- {}: {} invocation(s), total {}, min {}, max {}",
@@ -353,7 +367,10 @@ pub fn render(summary: &RunSummary) -> String {
     }
     if let Some(s) = &summary.saved {
         if s.failed {
-            let _ = writeln!(out, "  data: not saved (the program did not finish normally or saving failed)");
+            let _ = writeln!(
+                out,
+                "  data: not saved (the program did not finish normally or saving failed)"
+            );
         } else {
             let _ = writeln!(
                 out,

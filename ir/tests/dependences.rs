@@ -1,0 +1,93 @@
+//! Dependence analysis on small hand-written nests: exact distances and directions
+//! on uniform dependences, verdicts on the classic patterns.
+
+use ir::deps::{analyze, DepKind, Dir};
+use ir::frontend::parse_preprocessed;
+use ir::source::Preprocessed;
+
+fn load(body: &str) -> (ir::Program, ir::deps::Analysis) {
+    let text = format!(
+        "# 1 \"t.c\"\nvoid f(int n, double A[100][100], double B[100][100], double x[100], double s) {{\n  int i, j, k, t;\n#pragma scop\n{body}\n#pragma endscop\n}}\n"
+    );
+    let mut parsed = parse_preprocessed(Preprocessed::new("t.c", text), None).unwrap();
+    ir::deps::annotate(&mut parsed.program);
+    let a = analyze(&parsed.program, &parsed.program.regions[0]);
+    (parsed.program, a)
+}
+
+fn verdicts(p: &ir::Program) -> Vec<&'static str> {
+    ir::program::loops(&p.regions[0].body)
+        .iter()
+        .map(|l| l.kind.verdict())
+        .collect()
+}
+
+#[test]
+fn in_place_three_point_update_has_distance_one_both_ways() {
+    let (p, a) = load("for (i = 1; i < n - 1; i++) x[i] = x[i - 1] + x[i + 1];");
+    assert_eq!(verdicts(&p), ["sequential"]);
+    let carried: Vec<_> = a.deps.iter().filter(|d| d.carrier().is_some()).collect();
+    let flow = carried.iter().find(|d| d.kind == DepKind::Flow).unwrap();
+    assert_eq!(flow.directions, [Dir::Lt]);
+    assert_eq!(flow.distance, [Some(1)]);
+    let anti = carried.iter().find(|d| d.kind == DepKind::Anti).unwrap();
+    assert_eq!(anti.distance, [Some(1)]);
+    assert_eq!(carried.len(), 2, "{carried:?}");
+}
+
+#[test]
+fn decreasing_loops_count_distance_in_execution_order() {
+    let (p, a) = load("for (i = n - 2; i >= 0; i--) x[i] = x[i + 1] * 0.5;");
+    assert_eq!(verdicts(&p), ["sequential"]);
+    let flow = a.deps.iter().find(|d| d.kind == DepKind::Flow).unwrap();
+    assert_eq!(flow.directions, [Dir::Lt]);
+    assert_eq!(flow.distance, [Some(1)]);
+}
+
+#[test]
+fn a_wavefront_dependence_has_direction_lt_gt() {
+    let (p, a) =
+        load("for (i = 1; i < n; i++) for (j = 0; j < n - 1; j++) A[i][j] = A[i - 1][j + 1];");
+    assert_eq!(verdicts(&p), ["sequential", "parallel"]);
+    let flow = a.deps.iter().find(|d| d.kind == DepKind::Flow).unwrap();
+    assert_eq!(flow.directions, [Dir::Lt, Dir::Gt]);
+    assert_eq!(flow.distance, [Some(1), Some(-1)]);
+}
+
+#[test]
+fn independent_halves_are_parallel() {
+    // Writes to the even rows, reads from the odd ones: the GCD test separates them.
+    let (p, _) =
+        load("for (i = 0; i < 50; i++) for (j = 0; j < n; j++) A[2 * i][j] = A[2 * i + 1][j];");
+    assert_eq!(verdicts(&p), ["parallel", "parallel"]);
+    // Triangular bounds keep k below j: the k loop only accumulates.
+    let (p, _) = load("for (i = 0; i < n; i++) for (j = 0; j < i; j++) for (k = 0; k < j; k++) A[i][j] -= A[i][k] * A[j][k];");
+    assert_eq!(verdicts(&p), ["sequential", "sequential", "reduction"]);
+}
+
+#[test]
+fn scalar_temporaries_are_privatized_and_scalar_sums_are_reductions() {
+    let (p, _) = load(
+        "for (i = 0; i < n; i++) { s = 0.0; for (j = 0; j < n; j++) s += A[i][j]; x[i] = s; }",
+    );
+    assert_eq!(verdicts(&p), ["parallel", "reduction"]);
+    // A prefix sum reads the accumulator inside the loop: not a reduction.
+    let (p, _) = load("for (i = 0; i < n; i++) { s += B[0][i]; x[i] = s; }");
+    assert_eq!(verdicts(&p), ["sequential"]);
+}
+
+#[test]
+fn conditions_bound_the_iteration_space() {
+    let (p, _) =
+        load("for (i = 0; i < n; i++) if (i > 0) { x[i] = 1.0; } else { x[n - 1] = 2.0; }");
+    // The else branch writes x[n-1], which i = n-1 also writes: a real output dependence.
+    assert_eq!(verdicts(&p), ["sequential"]);
+    let (p, _) = load("for (i = 0; i < 50; i++) if (i < 10) x[i + 50] = x[i];");
+    assert_eq!(verdicts(&p), ["parallel"]);
+}
+
+#[test]
+fn non_affine_subscripts_are_conservative() {
+    let (p, _) = load("for (i = 0; i < n; i++) x[i * i % 100] = x[i] + 1.0;");
+    assert_eq!(verdicts(&p), ["sequential"]);
+}
