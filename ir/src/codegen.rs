@@ -256,12 +256,8 @@ pub fn generate(parsed: &Parsed, opts: CodegenOptions) -> Generated {
     for fs in &function_starts {
         let mut s = String::new();
         for (ri, rt) in parsed.regions.iter().enumerate() {
-            if rt.function_start != *fs {
-                continue;
-            }
-            for n in nests.iter().filter(|n| n.region == ri) {
-                s.push_str(&nest_function(program, &program.regions[ri], n, opts));
-                s.push('\n');
+            if rt.function_start == *fs {
+                s.push_str(&region_code(program, &nests, ri, opts).0);
             }
         }
         let loc = &parsed
@@ -274,9 +270,8 @@ pub fn generate(parsed: &Parsed, opts: CodegenOptions) -> Generated {
         edits.push((*fs, *fs, s));
     }
     for (ri, rt) in parsed.regions.iter().enumerate() {
-        let region = &program.regions[ri];
         let mut s = String::from("\n");
-        region_glue(program, region, &nests, opts, program.regions.len(), &mut s);
+        s.push_str(&region_code(program, &nests, ri, opts).1);
         s.push_str(&Preprocessed::marker(&rt.resume));
         edits.push((rt.replace.start, rt.replace.end, s));
     }
@@ -294,6 +289,24 @@ pub fn generate(parsed: &Parsed, opts: CodegenOptions) -> Generated {
     }
     out.push_str(&text[at..]);
     Generated { source: out, nests }
+}
+
+/// The code of region `ri`: its nest functions, and the glue that replaces it.
+pub fn region_code(
+    program: &Program,
+    nests: &[Nest],
+    ri: usize,
+    opts: CodegenOptions,
+) -> (String, String) {
+    let region = &program.regions[ri];
+    let mut functions = String::new();
+    for n in nests.iter().filter(|n| n.region == ri) {
+        functions.push_str(&nest_function(program, region, n, opts));
+        functions.push('\n');
+    }
+    let mut glue = String::new();
+    region_glue(program, region, nests, opts, &mut glue);
+    (functions, glue)
 }
 
 fn array_param(program: &Program, name: &str) -> String {
@@ -489,10 +502,8 @@ fn region_glue(
     region: &Region,
     nests: &[Nest],
     opts: CodegenOptions,
-    nregions: usize,
     out: &mut String,
 ) {
-    let _ = nregions;
     let slot = nests.len() + region.index;
     let tag = format!("region{}", region.index);
     let _ = writeln!(
