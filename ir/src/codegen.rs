@@ -491,6 +491,42 @@ fn save_call(
     }
 }
 
+/// What one Save block writes: scalars (with their types) and arrays.
+struct SaveSet<'a> {
+    scalars: Vec<(&'a str, DType)>,
+    arrays: Vec<&'a str>,
+}
+
+/// `if (tune_rt_saving(v)) { tune_rt_save(...); ... }` at indentation `depth`.
+fn save_block(
+    out: &mut String,
+    depth: usize,
+    program: &Program,
+    set: &SaveSet,
+    tag: &str,
+    version: &str,
+    output: bool,
+) {
+    pad(out, depth);
+    let _ = writeln!(out, "if (tune_rt_saving({version})) {{");
+    let calls = set
+        .scalars
+        .iter()
+        .map(|(name, t)| save_call(program, name, Some(*t), tag, version, output))
+        .chain(
+            set.arrays
+                .iter()
+                .map(|a| save_call(program, a, None, tag, version, output)),
+        );
+    for call in calls {
+        pad(out, depth + 1);
+        out.push_str(&call);
+        out.push('\n');
+    }
+    pad(out, depth);
+    out.push_str("}\n");
+}
+
 fn pad(out: &mut String, depth: usize) {
     for _ in 0..depth {
         out.push_str("  ");
@@ -524,51 +560,35 @@ fn region_glue(
         .filter_map(|v| program.scalar(v))
         .filter(|s| s.origin == crate::program::ScalarOrigin::External)
         .collect();
+    let inputs = SaveSet {
+        scalars: ext_scalars
+            .iter()
+            .filter(|s| s.read)
+            .map(|s| (s.name.as_str(), s.dtype))
+            .collect(),
+        arrays: ext_arrays.iter().map(|a| a.as_str()).collect(),
+    };
+    let outputs = SaveSet {
+        scalars: ext_scalars
+            .iter()
+            .filter(|s| s.written)
+            .map(|s| (s.name.as_str(), s.dtype))
+            .collect(),
+        arrays: ext_arrays
+            .iter()
+            .filter(|a| u.written.contains(**a))
+            .map(|a| a.as_str())
+            .collect(),
+    };
     if opts.instrument {
         let _ = writeln!(out, "  long tune_rv = tune_rt_enter({slot}, \"{tag}\");");
-        out.push_str("  if (tune_rt_saving(tune_rv)) {\n");
-        for s in ext_scalars.iter().filter(|s| s.read) {
-            pad(out, 2);
-            out.push_str(&save_call(
-                program,
-                &s.name,
-                Some(s.dtype),
-                &tag,
-                "tune_rv",
-                false,
-            ));
-            out.push('\n');
-        }
-        for a in &ext_arrays {
-            pad(out, 2);
-            out.push_str(&save_call(program, a, None, &tag, "tune_rv", false));
-            out.push('\n');
-        }
-        out.push_str("  }\n");
+        save_block(out, 1, program, &inputs, &tag, "tune_rv", false);
         let _ = writeln!(out, "  tune_rt_start({slot});");
     }
     glue_body(program, region, &region.body, nests, opts, 1, out);
     if opts.instrument {
         let _ = writeln!(out, "  tune_rt_stop({slot}, tune_rv);");
-        out.push_str("  if (tune_rt_saving(tune_rv)) {\n");
-        for s in ext_scalars.iter().filter(|s| s.written) {
-            pad(out, 2);
-            out.push_str(&save_call(
-                program,
-                &s.name,
-                Some(s.dtype),
-                &tag,
-                "tune_rv",
-                true,
-            ));
-            out.push('\n');
-        }
-        for a in ext_arrays.iter().filter(|a| u.written.contains(**a)) {
-            pad(out, 2);
-            out.push_str(&save_call(program, a, None, &tag, "tune_rv", true));
-            out.push('\n');
-        }
-        out.push_str("  }\n");
+        save_block(out, 1, program, &outputs, &tag, "tune_rv", true);
     }
     out.push_str("}\n");
 }
@@ -649,27 +669,15 @@ fn nest_call(program: &Program, nest: &Nest, opts: CodegenOptions, depth: usize,
     let d = depth + 1;
     pad(out, d);
     let _ = writeln!(out, "long tune_v = tune_rt_enter({slot}, \"{tag}\");");
-    pad(out, d);
-    out.push_str("if (tune_rt_saving(tune_v)) {\n");
-    for s in &nest.scalars {
-        pad(out, d + 1);
-        out.push_str(&save_call(
-            program,
-            &s.name,
-            Some(s.dtype),
-            tag,
-            "tune_v",
-            false,
-        ));
-        out.push('\n');
-    }
-    for a in &nest.arrays {
-        pad(out, d + 1);
-        out.push_str(&save_call(program, a, None, tag, "tune_v", false));
-        out.push('\n');
-    }
-    pad(out, d);
-    out.push_str("}\n");
+    let inputs = SaveSet {
+        scalars: nest
+            .scalars
+            .iter()
+            .map(|s| (s.name.as_str(), s.dtype))
+            .collect(),
+        arrays: nest.arrays.iter().map(|a| a.as_str()).collect(),
+    };
+    save_block(out, d, program, &inputs, tag, "tune_v", false);
     pad(out, d);
     let _ = writeln!(out, "tune_rt_start({slot});");
     pad(out, d);
@@ -677,27 +685,21 @@ fn nest_call(program: &Program, nest: &Nest, opts: CodegenOptions, depth: usize,
     out.push('\n');
     pad(out, d);
     let _ = writeln!(out, "tune_rt_stop({slot}, tune_v);");
-    pad(out, d);
-    out.push_str("if (tune_rt_saving(tune_v)) {\n");
-    for s in nest.scalars.iter().filter(|s| s.written) {
-        pad(out, d + 1);
-        out.push_str(&save_call(
-            program,
-            &s.name,
-            Some(s.dtype),
-            tag,
-            "tune_v",
-            true,
-        ));
-        out.push('\n');
-    }
-    for a in nest.arrays.iter().filter(|a| nest.outputs.contains(a)) {
-        pad(out, d + 1);
-        out.push_str(&save_call(program, a, None, tag, "tune_v", true));
-        out.push('\n');
-    }
-    pad(out, d);
-    out.push_str("}\n");
+    let outputs = SaveSet {
+        scalars: nest
+            .scalars
+            .iter()
+            .filter(|s| s.written)
+            .map(|s| (s.name.as_str(), s.dtype))
+            .collect(),
+        arrays: nest
+            .arrays
+            .iter()
+            .filter(|a| nest.outputs.contains(a))
+            .map(|a| a.as_str())
+            .collect(),
+    };
+    save_block(out, d, program, &outputs, tag, "tune_v", true);
     pad(out, depth);
     out.push_str("}\n");
 }
