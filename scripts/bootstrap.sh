@@ -40,7 +40,14 @@ case "${1:-run}" in
   test)
     say "running the test suite"
     cargo build -p tuner --bin tune
-    cargo test --workspace
+    log=$(mktemp)
+    status=0
+    cargo test --workspace 2>&1 | tee "$log" || status=$?
+    # One closing line with the totals over every test binary.
+    awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed/) p += $(i-1); if ($(i) ~ /^failed/) f += $(i-1) } }
+         END { printf "total: %d passed, %d failed\n", p, f }' "$log"
+    rm -f "$log"
+    exit "$status"
     ;;
   *)
     echo "usage: scripts/bootstrap.sh [run|test]" >&2
