@@ -165,3 +165,58 @@ fn cmd_run(a: RunArgs, program_args: Vec<String>) -> Result<i32, Error> {
     }
     Ok(summary.exit_code)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn tune_options_may_sit_anywhere_among_cc_flags() {
+        let (argv, prog) = split_argv(s(&[
+            "tune",
+            "run",
+            "gemm.c",
+            "-DX",
+            "--function",
+            "k",
+            "-Iinc",
+            "--json",
+            "--save-versions=3",
+            "--",
+            "a",
+            "-b",
+        ]));
+        assert_eq!(
+            argv,
+            s(&[
+                "tune",
+                "run",
+                "--function",
+                "k",
+                "--json",
+                "--save-versions=3",
+                "--",
+                "gemm.c",
+                "-DX",
+                "-Iinc"
+            ])
+        );
+        assert_eq!(prog, s(&["a", "-b"]));
+        let cli = Cli::try_parse_from(argv).unwrap();
+        let Command::Run(a) = cli.command;
+        assert_eq!(a.function.as_deref(), Some("k"));
+        assert_eq!(a.save_versions, 3);
+        assert_eq!(a.cc, s(&["gemm.c", "-DX", "-Iinc"]));
+    }
+
+    #[test]
+    fn negative_save_versions_parse() {
+        let (argv, _) = split_argv(s(&["tune", "run", "--save-versions", "-1", "a.c"]));
+        let Command::Run(a) = Cli::try_parse_from(argv).unwrap().command;
+        assert_eq!(a.save_versions, -1);
+    }
+}
