@@ -140,3 +140,27 @@ fn function_mode_takes_a_whole_function() {
     );
     assert_eq!(out.stdout, b"49.5\n");
 }
+
+#[test]
+fn a_hanging_program_is_killed_at_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = "double a[16];\nint main(int argc, char **argv) {\n  int i;\n#pragma scop\n  for (i = 0; i < 16; i++) a[i] = 1.0;\n#pragma endscop\n  if (argc > 1) for (;;) {}\n  return 0;\n}\n";
+    std::fs::write(dir.path().join("h.c"), src).unwrap();
+    assert_eq!(
+        tune(&strings(&["run", "--quiet", "h.c"]), dir.path()).code,
+        0
+    );
+    let start = std::time::Instant::now();
+    let out = tune(
+        &strings(&["run", "--timeout", "0.5", "h.c", "--", "hang"]),
+        dir.path(),
+    );
+    assert_eq!(out.code, 124);
+    assert!(start.elapsed().as_secs_f64() < 20.0);
+    assert!(
+        out.stderr_text().contains("data: not saved"),
+        "{}",
+        out.stderr_text()
+    );
+    assert!(dir.path().join(".tunecache/h/data/a/nest0_0.npy").exists());
+}
