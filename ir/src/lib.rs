@@ -8,9 +8,11 @@
 
 pub mod affine;
 pub mod codegen;
+pub mod counts;
 pub mod deps;
 pub mod error;
 pub mod frontend;
+pub mod interp;
 pub mod print;
 pub mod program;
 pub mod source;

@@ -8,7 +8,9 @@
 
 pub mod build;
 pub mod cache;
+pub mod cachemodel;
 pub mod cc;
+pub mod machine;
 pub mod npy;
 pub mod run;
 
