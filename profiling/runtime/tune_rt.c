@@ -14,7 +14,7 @@
  * The runtime never writes to the program's stdout or stderr except for a one-line
  * message when saving fails.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,13 +167,49 @@ static int tune_rt_mkdirs(const char *path)
   return 0;
 }
 
+/* Writes an NPY 1.0 file: magic, version, little-endian u16 header length, a Python
+ * dict literal padded with spaces and a newline so the data starts 64-byte aligned,
+ * then the raw C-order data. Returns 0 on success. */
+static int tune_rt_write_npy(const char *path, const void *data, const char *descr, unsigned long elem_size,
+                             int ndim, const long *shape)
+{
+  char header[512];
+  unsigned long count = 1;
+  int len = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+  for (int d = 0; d < ndim; d++) {
+    count *= (unsigned long)shape[d];
+    len += snprintf(header + len, sizeof header - (size_t)len, "%ld%s", shape[d],
+                    (ndim == 1 || d + 1 < ndim) ? "," : "");
+    if (d + 1 < ndim)
+      len += snprintf(header + len, sizeof header - (size_t)len, " ");
+  }
+  len += snprintf(header + len, sizeof header - (size_t)len, "), }");
+  int total = 10 + len + 1;
+  int pad = (64 - total % 64) % 64;
+  if (len + pad + 1 >= (int)sizeof header)
+    return -1;
+  memset(header + len, ' ', (size_t)pad);
+  len += pad;
+  header[len++] = '\n';
+  FILE *f = fopen(path, "wb");
+  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
+  if (!f)
+    return -1;
+  pre[8] = (unsigned char)(len & 0xff);
+  pre[9] = (unsigned char)((len >> 8) & 0xff);
+  int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(header, 1, (size_t)len, f) == (size_t)len &&
+           (count == 0 || fwrite(data, elem_size, count, f) == count);
+  if (fclose(f) != 0 || !ok)
+    return -1;
+  return 0;
+}
+
 void tune_rt_save(const char *array, const char *tag, long version, int output, const void *data,
                   const char *descr, unsigned long elem_size, int ndim, const long *shape)
 {
   double t0 = tune_rt_now();
-  char dir[4096], path[4096], header[512];
+  char dir[4096], path[4096];
   unsigned long count = 1;
-  int len;
 
   tune_rt_init();
   if (!tune_rt_data)
@@ -186,38 +222,10 @@ void tune_rt_save(const char *array, const char *tag, long version, int output, 
   if (tune_rt_mkdirs(dir) != 0)
     goto fail;
 
-  /* NPY 1.0: magic, version, little-endian u16 header length, then a Python dict
-   * literal padded with spaces and a newline so the data starts 64-byte aligned. */
-  len = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
-  for (int d = 0; d < ndim; d++) {
+  if (tune_rt_write_npy(path, data, descr, elem_size, ndim, shape) != 0)
+    goto fail;
+  for (int d = 0; d < ndim; d++)
     count *= (unsigned long)shape[d];
-    len += snprintf(header + len, sizeof header - (size_t)len, "%ld%s", shape[d],
-                    (ndim == 1 || d + 1 < ndim) ? "," : "");
-    if (d + 1 < ndim)
-      len += snprintf(header + len, sizeof header - (size_t)len, " ");
-  }
-  len += snprintf(header + len, sizeof header - (size_t)len, "), }");
-  {
-    int total = 10 + len + 1;
-    int pad = (64 - total % 64) % 64;
-    if (len + pad + 1 >= (int)sizeof header)
-      goto fail;
-    memset(header + len, ' ', (size_t)pad);
-    len += pad;
-    header[len++] = '\n';
-  }
-  {
-    FILE *f = fopen(path, "wb");
-    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
-    if (!f)
-      goto fail;
-    pre[8] = (unsigned char)(len & 0xff);
-    pre[9] = (unsigned char)((len >> 8) & 0xff);
-    int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(header, 1, (size_t)len, f) == (size_t)len &&
-             (count == 0 || fwrite(data, elem_size, count, f) == count);
-    if (fclose(f) != 0 || !ok)
-      goto fail;
-  }
   if (tune_rt_saved_log) {
     fprintf(tune_rt_saved_log, "%s{\"array\":", tune_rt_saved_len ? "," : "");
     tune_rt_json_string(tune_rt_saved_log, array);
@@ -238,4 +246,365 @@ fail:
             tune_rt_data, strerror(errno));
   tune_rt_failed = 1;
   tune_rt_save_seconds += tune_rt_now() - t0;
+}
+
+/* ---------------------------------------------------------------------------------
+ * Cutouts: one nest run alone on data restored from .npy files.
+ *
+ * A generated cutout program calls, in order:
+ *   tune_co_init(argc, argv)            options as key=value arguments (see below)
+ *   tune_co_load(name, descr, size, &p) every input: arrays and scalars of the nest
+ *   while (tune_co_next()) { ...reset written scalars...; tune_co_start(); NEST(...); tune_co_stop(); }
+ *   tune_co_output(name, descr, size, p, ndim) for every output
+ *   tune_co_finish()                    writes the JSON report
+ *
+ * Options: data=DIR tag=nestK version=V out=DIR report=FILE warmup=N reps=N
+ *          max_reps=N target_ci=X max_time=S flush=BYTES counters=a,b,c
+ * Before every repetition (warmup included) all loaded inputs are restored from their
+ * pristine copies and, with flush>0, a buffer of that many bytes is written and read to
+ * evict the caches -- both outside the timed region.
+ * ------------------------------------------------------------------------------- */
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define TUNE_CO_MAX_BUFS 256
+#define TUNE_CO_MAX_SAMPLES 100000
+#define TUNE_CO_MAX_COUNTERS 16
+
+struct tune_co_buf {
+  const char *name;
+  void *work, *pristine;
+  size_t bytes;
+  int ndim;
+  long shape[8];
+};
+
+struct tune_co_counter {
+  char name[32];
+  const char *kind;
+  int fd;
+  char reason[96];
+  unsigned long long total;
+};
+
+static struct {
+  const char *data, *tag, *out, *report;
+  long version;
+  long warmup, reps, max_reps;
+  double target_ci, max_time;
+  size_t flush_bytes;
+  unsigned char *flush_buf;
+  struct tune_co_buf bufs[TUNE_CO_MAX_BUFS];
+  int nbufs;
+  double samples[TUNE_CO_MAX_SAMPLES];
+  long nsamples, done_warmup;
+  double t_start, t_begin;
+  struct tune_co_counter counters[TUNE_CO_MAX_COUNTERS];
+  int ncounters;
+  volatile double sink;
+} tune_co;
+
+static void tune_co_die(const char *what, const char *name)
+{
+  fprintf(stderr, "tune cutout: %s%s%s\n", what, name ? ": " : "", name ? name : "");
+  exit(3);
+}
+
+static const char *tune_co_arg(int argc, char **argv, const char *key, const char *dflt)
+{
+  size_t n = strlen(key);
+  for (int i = 1; i < argc; i++)
+    if (strncmp(argv[i], key, n) == 0 && argv[i][n] == '=')
+      return argv[i] + n + 1;
+  return dflt;
+}
+
+struct tune_co_event {
+  const char *name, *kind;
+  unsigned type;
+  unsigned long long config;
+};
+
+static const struct tune_co_event tune_co_events[] = {
+    {"cycles", "hardware", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+    {"instructions", "hardware", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
+    {"cache-references", "hardware", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES},
+    {"cache-misses", "hardware", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
+    {"branches", "hardware", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
+    {"branch-misses", "hardware", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
+    {"task-clock", "software", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
+    {"page-faults", "software", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
+    {"context-switches", "software", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
+};
+
+static void tune_co_open_counter(const char *name)
+{
+  if (tune_co.ncounters >= TUNE_CO_MAX_COUNTERS)
+    return;
+  struct tune_co_counter *c = &tune_co.counters[tune_co.ncounters++];
+  snprintf(c->name, sizeof c->name, "%s", name);
+  c->fd = -1;
+  c->kind = "unknown";
+  const struct tune_co_event *ev = NULL;
+  for (size_t i = 0; i < sizeof tune_co_events / sizeof tune_co_events[0]; i++)
+    if (strcmp(tune_co_events[i].name, name) == 0)
+      ev = &tune_co_events[i];
+  if (!ev) {
+    snprintf(c->reason, sizeof c->reason, "unknown event");
+    return;
+  }
+  c->kind = ev->kind;
+  struct perf_event_attr attr;
+  memset(&attr, 0, sizeof attr);
+  attr.size = sizeof attr;
+  attr.type = ev->type;
+  attr.config = ev->config;
+  attr.disabled = 1;
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+  if (fd < 0) {
+    snprintf(c->reason, sizeof c->reason, "perf_event_open: %s", strerror(errno));
+    return;
+  }
+  c->fd = (int)fd;
+}
+
+void tune_co_init(int argc, char **argv)
+{
+  tune_co.data = tune_co_arg(argc, argv, "data", ".");
+  tune_co.tag = tune_co_arg(argc, argv, "tag", "nest0");
+  tune_co.out = tune_co_arg(argc, argv, "out", NULL);
+  tune_co.report = tune_co_arg(argc, argv, "report", NULL);
+  tune_co.version = atol(tune_co_arg(argc, argv, "version", "0"));
+  tune_co.warmup = atol(tune_co_arg(argc, argv, "warmup", "1"));
+  tune_co.reps = atol(tune_co_arg(argc, argv, "reps", "5"));
+  tune_co.max_reps = atol(tune_co_arg(argc, argv, "max_reps", "0"));
+  tune_co.target_ci = atof(tune_co_arg(argc, argv, "target_ci", "0"));
+  tune_co.max_time = atof(tune_co_arg(argc, argv, "max_time", "0"));
+  tune_co.flush_bytes = (size_t)atol(tune_co_arg(argc, argv, "flush", "0"));
+  if (tune_co.reps < 1)
+    tune_co.reps = 1;
+  if (tune_co.max_reps < tune_co.reps)
+    tune_co.max_reps = tune_co.reps;
+  if (tune_co.max_reps > TUNE_CO_MAX_SAMPLES)
+    tune_co.max_reps = TUNE_CO_MAX_SAMPLES;
+  if (tune_co.flush_bytes) {
+    tune_co.flush_buf = malloc(tune_co.flush_bytes);
+    if (!tune_co.flush_buf)
+      tune_co_die("cannot allocate the flush buffer", NULL);
+    memset(tune_co.flush_buf, 1, tune_co.flush_bytes);
+  }
+  const char *list = tune_co_arg(argc, argv, "counters", "");
+  char name[32];
+  while (*list) {
+    size_t n = strcspn(list, ",");
+    if (n > 0 && n < sizeof name) {
+      memcpy(name, list, n);
+      name[n] = '\0';
+      tune_co_open_counter(name);
+    }
+    list += n;
+    if (*list == ',')
+      list++;
+  }
+  tune_co.t_begin = tune_rt_now();
+}
+
+/* Reads one of our .npy files: checks the dtype, returns the data and the shape. */
+static void *tune_co_read_npy(const char *path, const char *descr, size_t elem, size_t *bytes, int *ndim, long *shape)
+{
+  FILE *f = fopen(path, "rb");
+  unsigned char pre[10];
+  char header[4096];
+  if (!f)
+    tune_co_die("cannot open input", path);
+  if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0 || pre[6] != 1)
+    tune_co_die("not an NPY 1.0 file", path);
+  size_t hlen = (size_t)pre[8] | ((size_t)pre[9] << 8);
+  if (hlen >= sizeof header || fread(header, 1, hlen, f) != hlen)
+    tune_co_die("bad NPY header", path);
+  header[hlen] = '\0';
+  char want[64];
+  snprintf(want, sizeof want, "'descr': '%s'", descr);
+  if (!strstr(header, want))
+    tune_co_die("unexpected dtype in", path);
+  const char *sh = strstr(header, "'shape': (");
+  if (!sh)
+    tune_co_die("no shape in", path);
+  sh += 10;
+  size_t count = 1;
+  *ndim = 0;
+  while (*sh && *sh != ')') {
+    char *end;
+    long v = strtol(sh, &end, 10);
+    if (end == sh) {
+      sh++;
+      continue;
+    }
+    if (*ndim < 8)
+      shape[(*ndim)++] = v;
+    count *= (size_t)v;
+    sh = end;
+  }
+  *bytes = count * elem;
+  void *p = NULL;
+  if (posix_memalign(&p, 64, *bytes ? *bytes : 64) != 0)
+    tune_co_die("out of memory loading", path);
+  if (*bytes && fread(p, 1, *bytes, f) != *bytes)
+    tune_co_die("truncated data in", path);
+  fclose(f);
+  return p;
+}
+
+void tune_co_load(const char *name, const char *descr, unsigned long elem_size, void **out)
+{
+  char path[4096];
+  if (tune_co.nbufs >= TUNE_CO_MAX_BUFS)
+    tune_co_die("too many inputs", name);
+  snprintf(path, sizeof path, "%s/%s/%s_%ld.npy", tune_co.data, name, tune_co.tag, tune_co.version);
+  struct tune_co_buf *b = &tune_co.bufs[tune_co.nbufs++];
+  b->name = name;
+  b->pristine = tune_co_read_npy(path, descr, elem_size, &b->bytes, &b->ndim, b->shape);
+  if (posix_memalign(&b->work, 64, b->bytes ? b->bytes : 64) != 0)
+    tune_co_die("out of memory for", name);
+  memcpy(b->work, b->pristine, b->bytes);
+  *out = b->work;
+}
+
+static double tune_co_median_ci(double *rel_half_width)
+{
+  long n = tune_co.nsamples;
+  double *s = malloc((size_t)n * sizeof(double));
+  if (!s)
+    return 0;
+  memcpy(s, tune_co.samples, (size_t)n * sizeof(double));
+  for (long i = 1; i < n; i++) { /* insertion sort: n is small */
+    double v = s[i];
+    long j = i - 1;
+    while (j >= 0 && s[j] > v) {
+      s[j + 1] = s[j];
+      j--;
+    }
+    s[j + 1] = v;
+  }
+  double median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+  /* Distribution-free 95% interval of the median: order statistics n/2 -+ 0.98 sqrt(n). */
+  /* sqrt by Newton's method: the runtime links without libm. */
+  double root = n > 1 ? (double)n : 1.0;
+  for (int it = 0; it < 40; it++)
+    root = 0.5 * (root + (double)n / root);
+  double half = 0.98 * root, lo_f = n / 2.0 - half, hi_f = n / 2.0 + half;
+  long lo = lo_f > 0 ? (long)lo_f : 0;
+  long hi = (long)hi_f + (hi_f > (double)(long)hi_f ? 1 : 0);
+  if (hi > n - 1)
+    hi = n - 1;
+  *rel_half_width = median > 0 ? (s[hi] - s[lo]) / 2.0 / median : 0;
+  free(s);
+  return median;
+}
+
+int tune_co_next(void)
+{
+  if (tune_co.done_warmup >= tune_co.warmup) {
+    long n = tune_co.nsamples;
+    if (n >= tune_co.max_reps)
+      return 0;
+    if (n >= tune_co.reps) {
+      if (tune_co.target_ci <= 0)
+        return 0;
+      if (tune_co.max_time > 0 && tune_rt_now() - tune_co.t_begin > tune_co.max_time)
+        return 0;
+      double rel = 0;
+      tune_co_median_ci(&rel);
+      if (rel <= tune_co.target_ci)
+        return 0;
+    }
+  }
+  for (int i = 0; i < tune_co.nbufs; i++)
+    memcpy(tune_co.bufs[i].work, tune_co.bufs[i].pristine, tune_co.bufs[i].bytes);
+  if (tune_co.flush_buf) {
+    double acc = 0;
+    for (size_t i = 0; i < tune_co.flush_bytes; i += 64) {
+      tune_co.flush_buf[i] += 1;
+      acc += tune_co.flush_buf[i];
+    }
+    tune_co.sink = acc;
+  }
+  return 1;
+}
+
+void tune_co_start(void)
+{
+  int timed = tune_co.done_warmup >= tune_co.warmup;
+  if (timed)
+    for (int i = 0; i < tune_co.ncounters; i++)
+      if (tune_co.counters[i].fd >= 0)
+        ioctl(tune_co.counters[i].fd, PERF_EVENT_IOC_ENABLE, 0);
+  tune_co.t_start = tune_rt_now();
+}
+
+void tune_co_stop(void)
+{
+  double t = tune_rt_now() - tune_co.t_start;
+  if (tune_co.done_warmup < tune_co.warmup) {
+    tune_co.done_warmup++;
+    return;
+  }
+  for (int i = 0; i < tune_co.ncounters; i++)
+    if (tune_co.counters[i].fd >= 0)
+      ioctl(tune_co.counters[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+  if (tune_co.nsamples < TUNE_CO_MAX_SAMPLES)
+    tune_co.samples[tune_co.nsamples++] = t;
+}
+
+void tune_co_output(const char *name, const char *descr, unsigned long elem_size, const void *data, int is_array)
+{
+  char path[4096];
+  long shape[8];
+  int ndim = 0;
+  if (!tune_co.out)
+    return;
+  for (int i = 0; i < tune_co.nbufs; i++)
+    if (strcmp(tune_co.bufs[i].name, name) == 0) {
+      ndim = tune_co.bufs[i].ndim;
+      memcpy(shape, tune_co.bufs[i].shape, sizeof shape);
+    }
+  if (!is_array)
+    ndim = 0;
+  snprintf(path, sizeof path, "%s/%s.npy", tune_co.out, name);
+  if (tune_rt_write_npy(path, data, descr, elem_size, ndim, shape) != 0)
+    tune_co_die("cannot write output", path);
+}
+
+void tune_co_finish(void)
+{
+  if (!tune_co.report)
+    return;
+  FILE *f = fopen(tune_co.report, "w");
+  if (!f)
+    tune_co_die("cannot write report", tune_co.report);
+  fprintf(f, "{\"warmup\":%ld,\"flush_bytes\":%lu,\"samples_s\":[", tune_co.done_warmup,
+          (unsigned long)tune_co.flush_bytes);
+  for (long i = 0; i < tune_co.nsamples; i++)
+    fprintf(f, "%s%.9e", i ? "," : "", tune_co.samples[i]);
+  fprintf(f, "],\"counters\":[");
+  for (int i = 0; i < tune_co.ncounters; i++) {
+    struct tune_co_counter *c = &tune_co.counters[i];
+    unsigned long long v = 0;
+    int ok = c->fd >= 0 && read(c->fd, &v, sizeof v) == (ssize_t)sizeof v;
+    fprintf(f, "%s{\"name\":\"%s\",\"kind\":\"%s\",\"available\":%s", i ? "," : "", c->name, c->kind,
+            ok ? "true" : "false");
+    if (ok)
+      fprintf(f, ",\"total\":%llu,\"per_rep\":%.6e", v, tune_co.nsamples ? (double)v / tune_co.nsamples : 0.0);
+    else {
+      fprintf(f, ",\"reason\":");
+      tune_rt_json_string(f, c->fd >= 0 ? "read failed" : c->reason);
+    }
+    fprintf(f, "}");
+  }
+  fprintf(f, "]}\n");
+  fclose(f);
 }

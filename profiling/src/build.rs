@@ -91,6 +91,8 @@ pub struct BuildRequest<'a> {
     /// Link the instrumentation runtime.
     pub runtime: bool,
     pub openmp: bool,
+    /// `source` is preprocessed C (`gen.i`) rather than C to preprocess (`gen.c`).
+    pub preprocessed: bool,
 }
 
 /// A finished build.
@@ -132,11 +134,12 @@ pub fn build(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<Build> {
         feed("runtime", RUNTIME_SOURCE.as_bytes());
     }
     feed("openmp", &[req.openmp as u8]);
+    feed("preprocessed", &[req.preprocessed as u8]);
     let key = hasher.finalize().to_hex()[..16].to_string();
 
     let bdir = dir.join(&key);
     let exe = bdir.join("prog");
-    let gen = bdir.join("gen.i");
+    let gen = bdir.join(if req.preprocessed { "gen.i" } else { "gen.c" });
     let rt = bdir.join("tune_rt.c");
     let mut command: Vec<String> = tc.cc.split_whitespace().map(String::from).collect();
     command.extend(tc.base_flags.iter().cloned());

@@ -10,7 +10,9 @@ pub mod build;
 pub mod cache;
 pub mod cachemodel;
 pub mod cc;
+pub mod cutout;
 pub mod machine;
+pub mod measure;
 pub mod npy;
 pub mod run;
 

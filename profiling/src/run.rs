@@ -84,6 +84,9 @@ pub struct RunOutcome {
     pub wall_seconds: f64,
     /// `None` when the program ended without reaching its exit handlers (crash, signal).
     pub report: Option<RuntimeReport>,
+    /// The child's output when captured.
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
 }
 
 /// Options of one run.
@@ -96,6 +99,8 @@ pub struct RunOptions {
     pub timeout: Option<Duration>,
     /// Program arguments.
     pub args: Vec<String>,
+    /// Keep the child's stdout and stderr (in `RunOutcome`) instead of passing them on.
+    pub capture: bool,
 }
 
 /// Runs `exe` with stdin, stdout and stderr inherited, so the program's own output
@@ -108,9 +113,17 @@ pub fn run(exe: &Path, opts: &RunOptions, scratch: &Path) -> Result<RunOutcome> 
     cmd.args(&opts.args)
         .env("TUNE_RT_REPORT", &report_path)
         .env("TUNE_RT_SAVE_VERSIONS", opts.save_versions.to_string())
-        .stdin(Stdio::inherit())
-        .stdout(Stdio::inherit())
-        .stderr(Stdio::inherit());
+        .stdin(Stdio::inherit());
+    let out_path = scratch.join(format!("child-{}.out", std::process::id()));
+    let err_path = scratch.join(format!("child-{}.err", std::process::id()));
+    if opts.capture {
+        // Files, not pipes: a chatty child can never block on a full pipe.
+        cmd.stdin(Stdio::null())
+            .stdout(std::fs::File::create(&out_path).map_err(io_err(&out_path))?)
+            .stderr(std::fs::File::create(&err_path).map_err(io_err(&err_path))?);
+    } else {
+        cmd.stdout(Stdio::inherit()).stderr(Stdio::inherit());
+    }
     match &opts.data_dir {
         Some(d) => {
             cmd.env("TUNE_RT_DATA", d);
@@ -144,9 +157,20 @@ pub fn run(exe: &Path, opts: &RunOptions, scratch: &Path) -> Result<RunOutcome> 
             Err(_) => None,
         };
     let _ = std::fs::remove_file(&report_path);
+    let (stdout, stderr) = if opts.capture {
+        let o = std::fs::read(&out_path).unwrap_or_default();
+        let e = std::fs::read(&err_path).unwrap_or_default();
+        let _ = std::fs::remove_file(&out_path);
+        let _ = std::fs::remove_file(&err_path);
+        (o, e)
+    } else {
+        (Vec::new(), Vec::new())
+    };
     Ok(RunOutcome {
         exit,
         wall_seconds,
         report,
+        stdout,
+        stderr,
     })
 }

@@ -158,6 +158,7 @@ pub fn prepare(
             args: &cfg.args,
             runtime: instrument,
             openmp: cfg.openmp,
+            preprocessed: true,
         },
         &cache.builds(),
     )?;
@@ -186,6 +187,7 @@ pub fn run_program(cfg: &RunConfig) -> Result<RunSummary> {
             save_versions: cfg.save_versions,
             timeout: cfg.timeout,
             args: cfg.program_args.clone(),
+            capture: false,
         },
         &cache.root,
     )?;

@@ -1,0 +1,372 @@
+//! Cutouts: one loop nest run alone, in a child process, on the data that the dry run
+//! saved for one of its versions.
+//!
+//! The cutout program is the nest's function (the original or any variant with the same
+//! signature) plus a generated `main` that loads every input from
+//! `data/<name>/<nest>_<v>.npy`, runs the nest with warmup and repetitions (inputs
+//! restored before each run, outside the timed region; optional cache flush), writes
+//! the outputs, and reports raw samples and counters. The outputs are then verified
+//! against `data/<name>/<nest>_<v>.out.npy` (see [`crate::npy::compare`]). A crash, a
+//! hang past the timeout, a build failure or a wrong result is a verdict, never an
+//! error of the harness.
+
+use crate::build::{build, Build, BuildRequest, Toolchain};
+use crate::cc::CcArgs;
+use crate::measure::{Measure, Stats};
+use crate::npy::{compare, read_raw};
+use crate::run::{run, Exit, RunOptions};
+use crate::{io_err, Error, Result};
+use ir::codegen::{nest_function, CodegenOptions, Nest};
+use ir::Program;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The C definition of a nest function: the original or a transformed variant with
+/// the same name and signature.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Variant {
+    pub name: String,
+    pub source: String,
+}
+
+/// How one run of a variant ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Verdict {
+    /// Ran, and every output matches its reference.
+    Verified,
+    /// Ran, but an output differs from the reference.
+    WrongResult { array: String, index: usize, got: f64, want: f64, mismatches: usize },
+    /// Exited abnormally (signal or non-zero status).
+    Crashed { exit: Exit, message: String },
+    /// Killed after the timeout.
+    TimedOut { seconds: f64 },
+    /// Did not compile.
+    BuildFailed { message: String },
+    /// Ran, but the dry run saved no reference outputs for this version.
+    Unverified,
+}
+
+impl Verdict {
+    pub fn is_ok(&self) -> bool {
+        matches!(self, Verdict::Verified | Verdict::Unverified)
+    }
+
+    /// One short line for tables.
+    pub fn describe(&self) -> String {
+        match self {
+            Verdict::Verified => "verified".into(),
+            Verdict::Unverified => "ran (no reference)".into(),
+            Verdict::WrongResult { array, index, got, want, mismatches } => {
+                format!("wrong result: {array}[{index}] = {got} (want {want}), {mismatches} element(s) differ")
+            }
+            Verdict::Crashed { exit, message } => match exit {
+                Exit::Signal(s) => format!("crashed: signal {s} {message}"),
+                Exit::Code(c) => format!("crashed: exit {c} {message}"),
+                Exit::TimedOut => format!("crashed: {message}"),
+            },
+            Verdict::TimedOut { seconds } => format!("timed out after {seconds:.1} s"),
+            Verdict::BuildFailed { message } => format!("build failed: {message}"),
+        }
+        .trim_end()
+        .to_string()
+    }
+}
+
+/// One perf event as read around the timed runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CounterReading {
+    pub name: String,
+    /// `hardware`, `software` or `unknown`.
+    pub kind: String,
+    pub available: bool,
+    /// Total over all timed repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_rep: Option<f64>,
+    /// Why it could not be read (unavailable counters are never reported as zero).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct CutoutReport {
+    warmup: u32,
+    samples_s: Vec<f64>,
+    counters: Vec<CounterReading>,
+}
+
+/// Build of one variant, as the kernel history records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BuildRecord {
+    pub variant: String,
+    pub key: String,
+    pub codegen_s: f64,
+    pub compile_s: f64,
+    pub cache_hit: bool,
+}
+
+/// One measured run of a variant on one version of the nest's data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CutoutRun {
+    pub nest: String,
+    pub variant: String,
+    pub version: u64,
+    pub verdict: Verdict,
+    pub warmup: u32,
+    /// Raw samples, seconds.
+    pub samples: Vec<f64>,
+    pub stats: Stats,
+    pub counters: Vec<CounterReading>,
+    /// Wall time of the child process (loading, warmup, runs, writing outputs).
+    pub wall_s: f64,
+}
+
+/// A nest with its saved data.
+#[derive(Debug, Clone)]
+pub struct Cutout {
+    pub program: Program,
+    pub nest: Nest,
+    /// The dry run's `data/` folder.
+    pub data_dir: PathBuf,
+    /// The user's compile flags (`-ffp-contract=off`, `-O2`, ...).
+    pub cflags: Vec<String>,
+}
+
+static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn c_string(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+impl Cutout {
+    pub fn new(program: Program, nest: Nest, data_dir: PathBuf, cflags: Vec<String>) -> Cutout {
+        Cutout { program, nest, data_dir, cflags }
+    }
+
+    /// The nest as the program has it.
+    pub fn original(&self) -> Variant {
+        let region = &self.program.regions[self.nest.region];
+        Variant {
+            name: "original".into(),
+            source: nest_function(&self.program, region, &self.nest, CodegenOptions::default()),
+        }
+    }
+
+    fn array_descr(&self, name: &str) -> (&'static str, usize) {
+        match self.program.array(name) {
+            Some(a) => (a.dtype.npy_descr(), a.dtype.size()),
+            None => ("<f8", 8),
+        }
+    }
+
+    /// The complete cutout program for `v`.
+    pub fn program_source(&self, v: &Variant) -> String {
+        let mut s = String::from(
+            "#include <math.h>\n\
+             extern void tune_co_init(int argc, char **argv);\n\
+             extern void tune_co_load(const char *name, const char *descr, unsigned long elem_size, void **out);\n\
+             extern int tune_co_next(void);\n\
+             extern void tune_co_start(void);\n\
+             extern void tune_co_stop(void);\n\
+             extern void tune_co_output(const char *name, const char *descr, unsigned long elem_size, const void *data, int is_array);\n\
+             extern void tune_co_finish(void);\n\n",
+        );
+        s.push_str(&v.source);
+        s.push_str("\nint main(int argc, char **argv)\n{\n  void *tune_tmp;\n  tune_co_init(argc, argv);\n");
+        for sc in &self.nest.scalars {
+            let t = sc.dtype.c_name();
+            let var = if sc.written { format!("tune_init_{}", sc.name) } else { sc.name.clone() };
+            let _ = writeln!(
+                s,
+                "  tune_co_load({}, \"{}\", {}, &tune_tmp);\n  {t} {var} = *({t} *)tune_tmp;",
+                c_string(&sc.name),
+                sc.dtype.npy_descr(),
+                sc.dtype.size()
+            );
+            if sc.written {
+                let _ = writeln!(s, "  {t} {} = {var};", sc.name);
+            }
+        }
+        for a in &self.nest.arrays {
+            let (descr, size) = self.array_descr(a);
+            let _ = writeln!(s, "  void *{a};\n  tune_co_load({}, \"{descr}\", {size}, &{a});", c_string(a));
+        }
+        s.push_str("  while (tune_co_next()) {\n");
+        for sc in self.nest.scalars.iter().filter(|x| x.written) {
+            let _ = writeln!(s, "    {} = tune_init_{};", sc.name, sc.name);
+        }
+        let args: Vec<String> = self
+            .nest
+            .scalars
+            .iter()
+            .map(|x| if x.written { format!("&{}", x.name) } else { x.name.clone() })
+            .chain(self.nest.arrays.iter().cloned())
+            .collect();
+        let _ = writeln!(
+            s,
+            "    tune_co_start();\n    {}({});\n    tune_co_stop();\n  }}",
+            self.nest.function_name(),
+            args.join(", ")
+        );
+        for out in &self.nest.outputs {
+            if let Some(sc) = self.nest.scalars.iter().find(|x| &x.name == out) {
+                let _ = writeln!(
+                    s,
+                    "  tune_co_output({}, \"{}\", {}, &{}, 0);",
+                    c_string(out),
+                    sc.dtype.npy_descr(),
+                    sc.dtype.size(),
+                    sc.name
+                );
+            } else {
+                let (descr, size) = self.array_descr(out);
+                let _ = writeln!(s, "  tune_co_output({}, \"{descr}\", {size}, {out}, 1);", c_string(out));
+            }
+        }
+        s.push_str("  tune_co_finish();\n  return 0;\n}\n");
+        s
+    }
+
+    /// Compiles variant `v` (cached under `builds`).
+    pub fn build(&self, tc: &Toolchain, v: &Variant, builds: &Path) -> Result<(Build, BuildRecord)> {
+        let t0 = Instant::now();
+        let source = self.program_source(v);
+        let codegen_s = t0.elapsed().as_secs_f64();
+        let args = CcArgs {
+            main: format!("{}:{}", self.nest.name, v.name),
+            extra_sources: Vec::new(),
+            cflags: self.cflags.clone(),
+            link: vec!["-lm".into()],
+        };
+        let b = build(
+            tc,
+            &BuildRequest { source: &source, args: &args, runtime: true, openmp: false, preprocessed: false },
+            builds,
+        )?;
+        let record = BuildRecord {
+            variant: v.name.clone(),
+            key: b.key.clone(),
+            codegen_s,
+            compile_s: b.compile_seconds,
+            cache_hit: b.cache_hit,
+        };
+        Ok((b, record))
+    }
+
+    /// Runs a built variant on version `version` and verifies its outputs.
+    pub fn run(&self, exe: &Path, variant: &str, version: u64, m: &Measure, timeout: Duration, scratch: &Path) -> Result<CutoutRun> {
+        let id = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir = scratch.join(format!("run-{}-{id}", std::process::id()));
+        let out_dir = dir.join("out");
+        std::fs::create_dir_all(&out_dir).map_err(io_err(&out_dir))?;
+        let report_path = dir.join("report.json");
+        let mut args = vec![
+            format!("data={}", self.data_dir.display()),
+            format!("tag={}", self.nest.name),
+            format!("version={version}"),
+            format!("out={}", out_dir.display()),
+            format!("report={}", report_path.display()),
+        ];
+        args.extend(m.runtime_args());
+        let outcome = run(
+            exe,
+            &RunOptions { data_dir: None, save_versions: 0, timeout: Some(timeout), args, capture: true },
+            &dir,
+        )?;
+        let message = String::from_utf8_lossy(&outcome.stderr).lines().next().unwrap_or("").to_string();
+        let mut result = CutoutRun {
+            nest: self.nest.name.clone(),
+            variant: variant.to_string(),
+            version,
+            verdict: Verdict::Verified,
+            warmup: 0,
+            samples: Vec::new(),
+            stats: Stats::default(),
+            counters: Vec::new(),
+            wall_s: outcome.wall_seconds,
+        };
+        result.verdict = match outcome.exit {
+            Exit::TimedOut => Verdict::TimedOut { seconds: timeout.as_secs_f64() },
+            Exit::Code(0) => Verdict::Verified,
+            other => Verdict::Crashed { exit: other, message },
+        };
+        if result.verdict == Verdict::Verified {
+            let text = std::fs::read_to_string(&report_path).map_err(io_err(&report_path))?;
+            let report: CutoutReport = serde_json::from_str(&text)
+                .map_err(|e| Error::Run(format!("{}: {e}", report_path.display())))?;
+            result.warmup = report.warmup;
+            result.stats = Stats::from_samples(&report.samples_s);
+            result.samples = report.samples_s;
+            result.counters = report.counters;
+            result.verdict = self.verify(&out_dir, version)?;
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(result)
+    }
+
+    fn verify(&self, out_dir: &Path, version: u64) -> Result<Verdict> {
+        let mut any_reference = false;
+        for name in &self.nest.outputs {
+            let want_path = self.data_dir.join(name).join(format!("{}_{version}.out.npy", self.nest.name));
+            if !want_path.is_file() {
+                continue;
+            }
+            any_reference = true;
+            let got = read_raw(&out_dir.join(format!("{name}.npy")))?;
+            let want = read_raw(&want_path)?;
+            match compare(&got, &want) {
+                Ok(None) => {}
+                Ok(Some(m)) => {
+                    return Ok(Verdict::WrongResult {
+                        array: name.clone(),
+                        index: m.index,
+                        got: m.got,
+                        want: m.want,
+                        mismatches: m.count,
+                    })
+                }
+                Err(e) => {
+                    return Ok(Verdict::WrongResult { array: format!("{name} ({e})"), index: 0, got: 0.0, want: 0.0, mismatches: 0 })
+                }
+            }
+        }
+        Ok(if any_reference || self.nest.outputs.is_empty() { Verdict::Verified } else { Verdict::Unverified })
+    }
+
+    /// Builds and runs `v` on `version`; a build failure becomes the run's verdict.
+    #[allow(clippy::too_many_arguments)]
+    pub fn measure(
+        &self,
+        tc: &Toolchain,
+        v: &Variant,
+        version: u64,
+        m: &Measure,
+        timeout: Duration,
+        builds: &Path,
+        scratch: &Path,
+    ) -> Result<(CutoutRun, Option<BuildRecord>)> {
+        match self.build(tc, v, builds) {
+            Ok((b, record)) => Ok((self.run(&b.exe, &v.name, version, m, timeout, scratch)?, Some(record))),
+            Err(Error::Compile { first_error, .. }) => Ok((
+                CutoutRun {
+                    nest: self.nest.name.clone(),
+                    variant: v.name.clone(),
+                    version,
+                    verdict: Verdict::BuildFailed { message: first_error },
+                    warmup: 0,
+                    samples: Vec::new(),
+                    stats: Stats::default(),
+                    counters: Vec::new(),
+                    wall_s: 0.0,
+                },
+                None,
+            )),
+            Err(e) => Err(e),
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Measurement configuration and statistics.
+//!
+//! [`Measure`] is the builder handed to every runner (warmup, repetitions, adaptive
+//! stopping on the confidence interval of the median, time budget, cache flush,
+//! counters). [`Stats`] is computed from raw samples, which are always kept, so every
+//! number reported can be traced back to them.
+
+use serde::{Deserialize, Serialize};
+
+/// How to measure one kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measure {
+    /// Runs before timing starts (not counted).
+    pub warmup: u32,
+    /// Timed runs (the minimum when adaptive).
+    pub repetitions: u32,
+    /// Stop once the 95% interval of the median is within ±`target_ci` of it
+    /// (relative); `None` runs exactly `repetitions`.
+    pub target_ci: Option<f64>,
+    /// Upper bound on timed runs when adaptive.
+    pub max_repetitions: u32,
+    /// Stop adding runs after this many seconds (adaptive only).
+    pub max_time_s: f64,
+    /// Evict the caches before every run (by touching a buffer of `flush_bytes`).
+    pub flush: bool,
+    pub flush_bytes: u64,
+    /// perf events to count (`cycles`, `instructions`, `cache-misses`, `task-clock`, ...).
+    pub counters: Vec<String>,
+}
+
+/// Hardware and software events read by default where the kernel allows them.
+pub const DEFAULT_COUNTERS: &[&str] = &[
+    "cycles",
+    "instructions",
+    "cache-references",
+    "cache-misses",
+    "branches",
+    "branch-misses",
+    "task-clock",
+    "page-faults",
+    "context-switches",
+];
+
+impl Default for Measure {
+    fn default() -> Self {
+        Measure {
+            warmup: 1,
+            repetitions: 5,
+            target_ci: None,
+            max_repetitions: 100,
+            max_time_s: 10.0,
+            flush: false,
+            flush_bytes: 64 << 20,
+            counters: DEFAULT_COUNTERS.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+}
+
+impl Measure {
+    pub fn warmup(mut self, n: u32) -> Self {
+        self.warmup = n;
+        self
+    }
+
+    pub fn repetitions(mut self, n: u32) -> Self {
+        self.repetitions = n.max(1);
+        self
+    }
+
+    /// Adaptive stopping: at least `repetitions`, at most `max`, until the 95% interval
+    /// of the median is within ±`target` (relative).
+    pub fn adaptive(mut self, target: f64, max: u32) -> Self {
+        self.target_ci = Some(target);
+        self.max_repetitions = max;
+        self
+    }
+
+    pub fn max_time(mut self, seconds: f64) -> Self {
+        self.max_time_s = seconds;
+        self
+    }
+
+    pub fn flush(mut self, on: bool) -> Self {
+        self.flush = on;
+        self
+    }
+
+    pub fn flush_bytes(mut self, bytes: u64) -> Self {
+        self.flush_bytes = bytes;
+        self
+    }
+
+    pub fn counters(mut self, names: &[&str]) -> Self {
+        self.counters = names.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// The runtime's `key=value` arguments for a cutout.
+    pub fn runtime_args(&self) -> Vec<String> {
+        let mut v = vec![
+            format!("warmup={}", self.warmup),
+            format!("reps={}", self.repetitions),
+        ];
+        if let Some(t) = self.target_ci {
+            v.push(format!("target_ci={t}"));
+            v.push(format!("max_reps={}", self.max_repetitions.max(self.repetitions)));
+            v.push(format!("max_time={}", self.max_time_s));
+        }
+        if self.flush {
+            v.push(format!("flush={}", self.flush_bytes));
+        }
+        if !self.counters.is_empty() {
+            v.push(format!("counters={}", self.counters.join(",")));
+        }
+        v
+    }
+}
+
+/// Summary statistics of a set of samples (seconds).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct Stats {
+    pub n: usize,
+    pub min: f64,
+    pub mean: f64,
+    pub median: f64,
+    pub max: f64,
+    /// Sample standard deviation (n - 1).
+    pub stddev: f64,
+    /// Distribution-free 95% confidence interval of the median (order statistics).
+    pub median_ci: (f64, f64),
+}
+
+impl Stats {
+    pub fn from_samples(samples: &[f64]) -> Stats {
+        let n = samples.len();
+        if n == 0 {
+            return Stats::default();
+        }
+        let mut s: Vec<f64> = samples.to_vec();
+        s.sort_by(|a, b| a.total_cmp(b));
+        let mean = s.iter().sum::<f64>() / n as f64;
+        let median = if n % 2 == 1 { s[n / 2] } else { 0.5 * (s[n / 2 - 1] + s[n / 2]) };
+        let var = if n > 1 { s.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64 } else { 0.0 };
+        // Ranks n/2 ∓ 1.96·√n/2 bound the median with ≈95% confidence for any distribution.
+        let half = 0.98 * (n as f64).sqrt();
+        let lo = ((n as f64 / 2.0 - half).floor().max(0.0)) as usize;
+        let hi = ((n as f64 / 2.0 + half).ceil() as usize).min(n - 1);
+        Stats {
+            n,
+            min: s[0],
+            mean,
+            median,
+            max: s[n - 1],
+            stddev: var.sqrt(),
+            median_ci: (s[lo], s[hi]),
+        }
+    }
+
+    /// Half-width of the median's interval relative to the median.
+    pub fn relative_ci(&self) -> f64 {
+        if self.median > 0.0 {
+            (self.median_ci.1 - self.median_ci.0) / 2.0 / self.median
+        } else {
+            0.0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statistics_of_known_samples() {
+        let s = Stats::from_samples(&[5.0, 1.0, 3.0, 2.0, 4.0]);
+        assert_eq!((s.n, s.min, s.max, s.median, s.mean), (5, 1.0, 5.0, 3.0, 3.0));
+        assert!((s.stddev - 2.5f64.sqrt()).abs() < 1e-12);
+        assert_eq!(s.median_ci, (1.0, 5.0));
+        let even = Stats::from_samples(&[4.0, 1.0, 2.0, 3.0]);
+        assert_eq!(even.median, 2.5);
+        let many: Vec<f64> = (1..=100).map(|x| x as f64).collect();
+        let m = Stats::from_samples(&many);
+        assert_eq!(m.median, 50.5);
+        // ranks 50 -+ 9.8 -> [40, 60] (0-based) -> values 41 and 61
+        assert_eq!(m.median_ci, (41.0, 61.0));
+        assert_eq!(Stats::from_samples(&[]).n, 0);
+    }
+
+    #[test]
+    fn builder_produces_runtime_arguments() {
+        let m = Measure::default().warmup(3).repetitions(10).adaptive(0.01, 50).flush(true).counters(&["cycles"]);
+        assert_eq!(
+            m.runtime_args(),
+            ["warmup=3", "reps=10", "target_ci=0.01", "max_reps=50", "max_time=10", "flush=67108864", "counters=cycles"]
+        );
+    }
+}
