@@ -39,7 +39,13 @@ pub enum Verdict {
     /// Ran, and every output matches its reference.
     Verified,
     /// Ran, but an output differs from the reference.
-    WrongResult { array: String, index: usize, got: f64, want: f64, mismatches: usize },
+    WrongResult {
+        array: String,
+        index: usize,
+        got: f64,
+        want: f64,
+        mismatches: usize,
+    },
     /// Exited abnormally (signal or non-zero status).
     Crashed { exit: Exit, message: String },
     /// Killed after the timeout.
@@ -145,7 +151,12 @@ fn c_string(s: &str) -> String {
 
 impl Cutout {
     pub fn new(program: Program, nest: Nest, data_dir: PathBuf, cflags: Vec<String>) -> Cutout {
-        Cutout { program, nest, data_dir, cflags }
+        Cutout {
+            program,
+            nest,
+            data_dir,
+            cflags,
+        }
     }
 
     /// The nest as the program has it.
@@ -164,8 +175,10 @@ impl Cutout {
         }
     }
 
-    /// The complete cutout program for `v`.
-    pub fn program_source(&self, v: &Variant) -> String {
+    /// The cutout program in parts: everything up to and including loading the inputs
+    /// in `main`, the reset of written scalars before a run, the call of the nest, and
+    /// what follows the timing loop.
+    pub fn program_parts(&self, v: &Variant) -> (String, String, String, String) {
         let mut s = String::from(
             "#include <math.h>\n\
              extern void tune_co_init(int argc, char **argv);\n\
@@ -180,7 +193,11 @@ impl Cutout {
         s.push_str("\nint main(int argc, char **argv)\n{\n  void *tune_tmp;\n  tune_co_init(argc, argv);\n");
         for sc in &self.nest.scalars {
             let t = sc.dtype.c_name();
-            let var = if sc.written { format!("tune_init_{}", sc.name) } else { sc.name.clone() };
+            let var = if sc.written {
+                format!("tune_init_{}", sc.name)
+            } else {
+                sc.name.clone()
+            };
             let _ = writeln!(
                 s,
                 "  tune_co_load({}, \"{}\", {}, &tune_tmp);\n  {t} {var} = *({t} *)tune_tmp;",
@@ -194,29 +211,36 @@ impl Cutout {
         }
         for a in &self.nest.arrays {
             let (descr, size) = self.array_descr(a);
-            let _ = writeln!(s, "  void *{a};\n  tune_co_load({}, \"{descr}\", {size}, &{a});", c_string(a));
+            let _ = writeln!(
+                s,
+                "  void *{a};\n  tune_co_load({}, \"{descr}\", {size}, &{a});",
+                c_string(a)
+            );
         }
-        s.push_str("  while (tune_co_next()) {\n");
+        let mut reset = String::new();
         for sc in self.nest.scalars.iter().filter(|x| x.written) {
-            let _ = writeln!(s, "    {} = tune_init_{};", sc.name, sc.name);
+            let _ = write!(reset, "{} = tune_init_{}; ", sc.name, sc.name);
         }
+        let mut call = String::new();
         let args: Vec<String> = self
             .nest
             .scalars
             .iter()
-            .map(|x| if x.written { format!("&{}", x.name) } else { x.name.clone() })
+            .map(|x| {
+                if x.written {
+                    format!("&{}", x.name)
+                } else {
+                    x.name.clone()
+                }
+            })
             .chain(self.nest.arrays.iter().cloned())
             .collect();
-        let _ = writeln!(
-            s,
-            "    tune_co_start();\n    {}({});\n    tune_co_stop();\n  }}",
-            self.nest.function_name(),
-            args.join(", ")
-        );
+        let _ = write!(call, "{}({});", self.nest.function_name(), args.join(", "));
+        let mut tail = String::new();
         for out in &self.nest.outputs {
             if let Some(sc) = self.nest.scalars.iter().find(|x| &x.name == out) {
                 let _ = writeln!(
-                    s,
+                    tail,
                     "  tune_co_output({}, \"{}\", {}, &{}, 0);",
                     c_string(out),
                     sc.dtype.npy_descr(),
@@ -225,15 +249,30 @@ impl Cutout {
                 );
             } else {
                 let (descr, size) = self.array_descr(out);
-                let _ = writeln!(s, "  tune_co_output({}, \"{descr}\", {size}, {out}, 1);", c_string(out));
+                let _ = writeln!(
+                    tail,
+                    "  tune_co_output({}, \"{descr}\", {size}, {out}, 1);",
+                    c_string(out)
+                );
             }
         }
-        s.push_str("  tune_co_finish();\n  return 0;\n}\n");
-        s
+        tail.push_str("  tune_co_finish();\n  return 0;\n}\n");
+        (s, reset, call, tail)
+    }
+
+    /// The complete cutout program for `v`.
+    pub fn program_source(&self, v: &Variant) -> String {
+        let (head, reset, call, tail) = self.program_parts(v);
+        format!("{head}  while (tune_co_next()) {{\n    {reset}\n    tune_co_start();\n    {call}\n    tune_co_stop();\n  }}\n{tail}")
     }
 
     /// Compiles variant `v` (cached under `builds`).
-    pub fn build(&self, tc: &Toolchain, v: &Variant, builds: &Path) -> Result<(Build, BuildRecord)> {
+    pub fn build(
+        &self,
+        tc: &Toolchain,
+        v: &Variant,
+        builds: &Path,
+    ) -> Result<(Build, BuildRecord)> {
         let t0 = Instant::now();
         let source = self.program_source(v);
         let codegen_s = t0.elapsed().as_secs_f64();
@@ -245,7 +284,13 @@ impl Cutout {
         };
         let b = build(
             tc,
-            &BuildRequest { source: &source, args: &args, runtime: true, openmp: false, preprocessed: false },
+            &BuildRequest {
+                source: &source,
+                args: &args,
+                runtime: true,
+                openmp: false,
+                preprocessed: false,
+            },
             builds,
         )?;
         let record = BuildRecord {
@@ -259,7 +304,15 @@ impl Cutout {
     }
 
     /// Runs a built variant on version `version` and verifies its outputs.
-    pub fn run(&self, exe: &Path, variant: &str, version: u64, m: &Measure, timeout: Duration, scratch: &Path) -> Result<CutoutRun> {
+    pub fn run(
+        &self,
+        exe: &Path,
+        variant: &str,
+        version: u64,
+        m: &Measure,
+        timeout: Duration,
+        scratch: &Path,
+    ) -> Result<CutoutRun> {
         let id = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
         let dir = scratch.join(format!("run-{}-{id}", std::process::id()));
         let out_dir = dir.join("out");
@@ -275,10 +328,20 @@ impl Cutout {
         args.extend(m.runtime_args());
         let outcome = run(
             exe,
-            &RunOptions { data_dir: None, save_versions: 0, timeout: Some(timeout), args, capture: true },
+            &RunOptions {
+                data_dir: None,
+                save_versions: 0,
+                timeout: Some(timeout),
+                args,
+                capture: true,
+            },
             &dir,
         )?;
-        let message = String::from_utf8_lossy(&outcome.stderr).lines().next().unwrap_or("").to_string();
+        let message = String::from_utf8_lossy(&outcome.stderr)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string();
         let mut result = CutoutRun {
             nest: self.nest.name.clone(),
             variant: variant.to_string(),
@@ -291,9 +354,14 @@ impl Cutout {
             wall_s: outcome.wall_seconds,
         };
         result.verdict = match outcome.exit {
-            Exit::TimedOut => Verdict::TimedOut { seconds: timeout.as_secs_f64() },
+            Exit::TimedOut => Verdict::TimedOut {
+                seconds: timeout.as_secs_f64(),
+            },
             Exit::Code(0) => Verdict::Verified,
-            other => Verdict::Crashed { exit: other, message },
+            other => Verdict::Crashed {
+                exit: other,
+                message,
+            },
         };
         if result.verdict == Verdict::Verified {
             let text = std::fs::read_to_string(&report_path).map_err(io_err(&report_path))?;
@@ -312,7 +380,10 @@ impl Cutout {
     fn verify(&self, out_dir: &Path, version: u64) -> Result<Verdict> {
         let mut any_reference = false;
         for name in &self.nest.outputs {
-            let want_path = self.data_dir.join(name).join(format!("{}_{version}.out.npy", self.nest.name));
+            let want_path = self
+                .data_dir
+                .join(name)
+                .join(format!("{}_{version}.out.npy", self.nest.name));
             if !want_path.is_file() {
                 continue;
             }
@@ -331,11 +402,21 @@ impl Cutout {
                     })
                 }
                 Err(e) => {
-                    return Ok(Verdict::WrongResult { array: format!("{name} ({e})"), index: 0, got: 0.0, want: 0.0, mismatches: 0 })
+                    return Ok(Verdict::WrongResult {
+                        array: format!("{name} ({e})"),
+                        index: 0,
+                        got: 0.0,
+                        want: 0.0,
+                        mismatches: 0,
+                    })
                 }
             }
         }
-        Ok(if any_reference || self.nest.outputs.is_empty() { Verdict::Verified } else { Verdict::Unverified })
+        Ok(if any_reference || self.nest.outputs.is_empty() {
+            Verdict::Verified
+        } else {
+            Verdict::Unverified
+        })
     }
 
     /// Builds and runs `v` on `version`; a build failure becomes the run's verdict.
@@ -351,13 +432,18 @@ impl Cutout {
         scratch: &Path,
     ) -> Result<(CutoutRun, Option<BuildRecord>)> {
         match self.build(tc, v, builds) {
-            Ok((b, record)) => Ok((self.run(&b.exe, &v.name, version, m, timeout, scratch)?, Some(record))),
+            Ok((b, record)) => Ok((
+                self.run(&b.exe, &v.name, version, m, timeout, scratch)?,
+                Some(record),
+            )),
             Err(Error::Compile { first_error, .. }) => Ok((
                 CutoutRun {
                     nest: self.nest.name.clone(),
                     variant: v.name.clone(),
                     version,
-                    verdict: Verdict::BuildFailed { message: first_error },
+                    verdict: Verdict::BuildFailed {
+                        message: first_error,
+                    },
                     warmup: 0,
                     samples: Vec::new(),
                     stats: Stats::default(),

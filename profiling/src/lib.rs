@@ -14,6 +14,9 @@ pub mod cutout;
 pub mod machine;
 pub mod measure;
 pub mod npy;
+pub mod phases;
+pub mod report;
+pub mod roofline;
 pub mod run;
 
 /// The C runtime linked into instrumented programs.

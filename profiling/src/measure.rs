@@ -103,7 +103,10 @@ impl Measure {
         ];
         if let Some(t) = self.target_ci {
             v.push(format!("target_ci={t}"));
-            v.push(format!("max_reps={}", self.max_repetitions.max(self.repetitions)));
+            v.push(format!(
+                "max_reps={}",
+                self.max_repetitions.max(self.repetitions)
+            ));
             v.push(format!("max_time={}", self.max_time_s));
         }
         if self.flush {
@@ -139,8 +142,16 @@ impl Stats {
         let mut s: Vec<f64> = samples.to_vec();
         s.sort_by(|a, b| a.total_cmp(b));
         let mean = s.iter().sum::<f64>() / n as f64;
-        let median = if n % 2 == 1 { s[n / 2] } else { 0.5 * (s[n / 2 - 1] + s[n / 2]) };
-        let var = if n > 1 { s.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64 } else { 0.0 };
+        let median = if n % 2 == 1 {
+            s[n / 2]
+        } else {
+            0.5 * (s[n / 2 - 1] + s[n / 2])
+        };
+        let var = if n > 1 {
+            s.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64
+        } else {
+            0.0
+        };
         // Ranks n/2 ∓ 1.96·√n/2 bound the median with ≈95% confidence for any distribution.
         let half = 0.98 * (n as f64).sqrt();
         let lo = ((n as f64 / 2.0 - half).floor().max(0.0)) as usize;
@@ -173,7 +184,10 @@ mod tests {
     #[test]
     fn statistics_of_known_samples() {
         let s = Stats::from_samples(&[5.0, 1.0, 3.0, 2.0, 4.0]);
-        assert_eq!((s.n, s.min, s.max, s.median, s.mean), (5, 1.0, 5.0, 3.0, 3.0));
+        assert_eq!(
+            (s.n, s.min, s.max, s.median, s.mean),
+            (5, 1.0, 5.0, 3.0, 3.0)
+        );
         assert!((s.stddev - 2.5f64.sqrt()).abs() < 1e-12);
         assert_eq!(s.median_ci, (1.0, 5.0));
         let even = Stats::from_samples(&[4.0, 1.0, 2.0, 3.0]);
@@ -188,10 +202,23 @@ mod tests {
 
     #[test]
     fn builder_produces_runtime_arguments() {
-        let m = Measure::default().warmup(3).repetitions(10).adaptive(0.01, 50).flush(true).counters(&["cycles"]);
+        let m = Measure::default()
+            .warmup(3)
+            .repetitions(10)
+            .adaptive(0.01, 50)
+            .flush(true)
+            .counters(&["cycles"]);
         assert_eq!(
             m.runtime_args(),
-            ["warmup=3", "reps=10", "target_ci=0.01", "max_reps=50", "max_time=10", "flush=67108864", "counters=cycles"]
+            [
+                "warmup=3",
+                "reps=10",
+                "target_ci=0.01",
+                "max_reps=50",
+                "max_time=10",
+                "flush=67108864",
+                "counters=cycles"
+            ]
         );
     }
 }

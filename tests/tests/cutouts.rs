@@ -14,17 +14,28 @@ fn gemm_cutout(dir: &std::path::Path) -> Cutout {
     let mut args = strings(&["run", "--quiet"]);
     args.extend(suite.args(gemm, Preset::Mini));
     assert_eq!(tune(&args, dir).code, 0);
-    let opts = ir::FrontendOptions { flags: vec![Preset::Mini.flag()], ..Default::default() };
+    let opts = ir::FrontendOptions {
+        flags: vec![Preset::Mini.flag()],
+        ..Default::default()
+    };
     let parsed = ir::load(&suite.path_of(gemm).display().to_string(), &opts).unwrap();
     let nest = ir::codegen::nests(&parsed.program).remove(0);
-    Cutout::new(parsed.program, nest, dir.join(".tunecache/gemm/data"), Vec::new())
+    Cutout::new(
+        parsed.program,
+        nest,
+        dir.join(".tunecache/gemm/data"),
+        Vec::new(),
+    )
 }
 
 fn with_body_prefix(v: &Variant, name: &str, stmt: &str) -> Variant {
     let at = v.source.find("{\n").unwrap() + 2;
     let mut source = v.source.clone();
     source.insert_str(at, stmt);
-    Variant { name: name.into(), source }
+    Variant {
+        name: name.into(),
+        source,
+    }
 }
 
 #[test]
@@ -38,14 +49,18 @@ fn the_original_verifies_and_planted_failures_are_reported() {
     let t = Duration::from_secs(5);
 
     let original = c.original();
-    let (run, record) = c.measure(&tc, &original, 0, &m, t, &builds, &scratch).unwrap();
+    let (run, record) = c
+        .measure(&tc, &original, 0, &m, t, &builds, &scratch)
+        .unwrap();
     assert_eq!(run.verdict, Verdict::Verified);
     assert_eq!(run.samples.len(), 3);
     assert_eq!(run.warmup, 1);
     assert!(run.stats.min > 0.0 && run.stats.min <= run.stats.median);
     assert!(!record.unwrap().cache_hit);
     // The same variant again comes from the build cache.
-    let (_, record) = c.measure(&tc, &original, 0, &m, t, &builds, &scratch).unwrap();
+    let (_, record) = c
+        .measure(&tc, &original, 0, &m, t, &builds, &scratch)
+        .unwrap();
     assert!(record.unwrap().cache_hit);
     // Counters: present, and never zero when unavailable.
     assert!(!run.counters.is_empty());
@@ -56,27 +71,61 @@ fn the_original_verifies_and_planted_failures_are_reported() {
 
     let crash = with_body_prefix(&original, "crash", "  *(volatile int *)0 = 1;\n");
     let (run, _) = c.measure(&tc, &crash, 0, &m, t, &builds, &scratch).unwrap();
-    assert!(matches!(run.verdict, Verdict::Crashed { .. }), "{:?}", run.verdict);
+    assert!(
+        matches!(run.verdict, Verdict::Crashed { .. }),
+        "{:?}",
+        run.verdict
+    );
 
     let hang = with_body_prefix(&original, "hang", "  for (;;) {}\n");
-    let (run, _) = c.measure(&tc, &hang, 0, &m, Duration::from_millis(800), &builds, &scratch).unwrap();
-    assert!(matches!(run.verdict, Verdict::TimedOut { .. }), "{:?}", run.verdict);
+    let (run, _) = c
+        .measure(
+            &tc,
+            &hang,
+            0,
+            &m,
+            Duration::from_millis(800),
+            &builds,
+            &scratch,
+        )
+        .unwrap();
+    assert!(
+        matches!(run.verdict, Verdict::TimedOut { .. }),
+        "{:?}",
+        run.verdict
+    );
 
     let wrong = with_body_prefix(&original, "wrong", "  C[3][4] += 1.0;\n");
     let (run, _) = c.measure(&tc, &wrong, 0, &m, t, &builds, &scratch).unwrap();
     match &run.verdict {
-        Verdict::WrongResult { array, index, mismatches, .. } => {
+        Verdict::WrongResult {
+            array,
+            index,
+            mismatches,
+            ..
+        } => {
             assert_eq!((array.as_str(), *index, *mismatches), ("C", 3 * 25 + 4, 1));
         }
         other => panic!("{other:?}"),
     }
 
-    let broken = Variant { name: "broken".into(), source: "static void tune_nest0(void) { syntax error }\n".into() };
-    let (run, _) = c.measure(&tc, &broken, 0, &m, t, &builds, &scratch).unwrap();
-    assert!(matches!(run.verdict, Verdict::BuildFailed { .. }), "{:?}", run.verdict);
+    let broken = Variant {
+        name: "broken".into(),
+        source: "static void tune_nest0(void) { syntax error }\n".into(),
+    };
+    let (run, _) = c
+        .measure(&tc, &broken, 0, &m, t, &builds, &scratch)
+        .unwrap();
+    assert!(
+        matches!(run.verdict, Verdict::BuildFailed { .. }),
+        "{:?}",
+        run.verdict
+    );
 
     // And the harness goes on: the original still verifies afterwards.
-    let (run, _) = c.measure(&tc, &original, 0, &m, t, &builds, &scratch).unwrap();
+    let (run, _) = c
+        .measure(&tc, &original, 0, &m, t, &builds, &scratch)
+        .unwrap();
     assert_eq!(run.verdict, Verdict::Verified);
 }
 
@@ -85,16 +134,42 @@ fn adaptive_measurement_stops_between_its_bounds() {
     let dir = tempfile::tempdir().unwrap();
     let c = gemm_cutout(dir.path());
     let tc = Toolchain::default();
-    let m = Measure::default().warmup(0).repetitions(5).adaptive(1e-9, 12).counters(&[]);
+    let m = Measure::default()
+        .warmup(0)
+        .repetitions(5)
+        .adaptive(1e-9, 12)
+        .counters(&[]);
     let (run, _) = c
-        .measure(&tc, &c.original(), 0, &m, Duration::from_secs(10), &dir.path().join("b"), &dir.path().join("s"))
+        .measure(
+            &tc,
+            &c.original(),
+            0,
+            &m,
+            Duration::from_secs(10),
+            &dir.path().join("b"),
+            &dir.path().join("s"),
+        )
         .unwrap();
     assert_eq!(run.verdict, Verdict::Verified);
     // An unreachable target: it runs to the maximum.
     assert_eq!(run.samples.len(), 12);
-    let m = Measure::default().warmup(0).repetitions(5).adaptive(10.0, 12).counters(&[]).flush(true).flush_bytes(1 << 20);
+    let m = Measure::default()
+        .warmup(0)
+        .repetitions(5)
+        .adaptive(10.0, 12)
+        .counters(&[])
+        .flush(true)
+        .flush_bytes(1 << 20);
     let (run, _) = c
-        .measure(&tc, &c.original(), 0, &m, Duration::from_secs(10), &dir.path().join("b"), &dir.path().join("s"))
+        .measure(
+            &tc,
+            &c.original(),
+            0,
+            &m,
+            Duration::from_secs(10),
+            &dir.path().join("b"),
+            &dir.path().join("s"),
+        )
         .unwrap();
     // A target any spread meets: it stops at the minimum.
     assert_eq!(run.samples.len(), 5);

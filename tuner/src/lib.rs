@@ -4,6 +4,7 @@
 //! find its nests and their loop verdicts, generate the instrumented program, build it
 //! and run it with Save.
 
+pub mod profile;
 pub mod run;
 
 /// An error of the pipeline: either the user's input is wrong (exit code 2) or

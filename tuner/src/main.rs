@@ -3,9 +3,13 @@
 use clap::{CommandFactory, Parser, Subcommand};
 use profiling::build::Toolchain;
 use profiling::cc::CcArgs;
+use profiling::machine::{machine, MachineOptions};
+use profiling::measure::Measure;
+use profiling::report::{render_tree, TraceReport};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+use tuner::profile::{profile, ProfileConfig};
 use tuner::run::{render, run_program, RunConfig};
 use tuner::Error;
 
@@ -24,6 +28,103 @@ enum Command {
     ///
     /// Example: tune run gemm.c utilities/polybench.c -Iutilities -DSMALL_DATASET -lm
     Run(RunArgs),
+    /// Profile every nest: a dry run saves each nest's data per invocation version, then
+    /// each nest runs alone on each version (warmup, repetitions, counters, verified
+    /// outputs); prints a tree table, the roofline and counters, and writes a Chrome
+    /// trace report to .tunecache/<program>/perf/report-<ms>.json.
+    ///
+    /// Example: tune profile gemm.c -DSMALL_DATASET -lm --repetitions 10
+    Profile(ProfileArgs),
+    /// Print an instrumentation report (a Chrome trace written by `tune profile`) as a
+    /// tree table; with --program NAME, the newest report of that program.
+    Report(ReportArgs),
+    /// Benchmark this machine: STREAM-style bandwidth, peak FLOP/s, caches (cached per host).
+    Machine(MachineArgs),
+}
+
+#[derive(clap::Args)]
+struct ProfileArgs {
+    /// Tune the whole body of this function instead of the #pragma scop regions.
+    #[arg(long, value_name = "F")]
+    function: Option<String>,
+    /// Print the whole profile as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Output format: text or json.
+    #[arg(long, value_name = "FMT", value_parser = ["text", "json"])]
+    format: Option<String>,
+    /// Runs before timing (not counted).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    warmup: u32,
+    /// Timed runs per nest version (the minimum with --adaptive).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    repetitions: u32,
+    /// Add runs until the 95% interval of the median is within ±X of it (e.g. 0.02).
+    #[arg(long, value_name = "X")]
+    adaptive: Option<f64>,
+    /// Upper bound on runs with --adaptive.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    max_repetitions: u32,
+    /// Evict the caches before every run.
+    #[arg(long)]
+    flush: bool,
+    /// perf events to read, comma-separated, or "none".
+    #[arg(long, value_name = "LIST")]
+    counters: Option<String>,
+    /// Invocation versions profiled per nest (-1: all).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 64,
+        allow_negative_numbers = true
+    )]
+    versions: i64,
+    /// Seconds before a cutout run is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    timeout: f64,
+    /// Skip the machine benchmark and the roofline.
+    #[arg(long)]
+    no_roofline: bool,
+    /// Cache folder (default: $TUNE_CACHE or ./.tunecache).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// The program and cc flags, as for `tune run`.
+    #[arg(
+        required = true,
+        allow_hyphen_values = true,
+        trailing_var_arg = true,
+        value_name = "FILE.c [cc flags]"
+    )]
+    cc: Vec<String>,
+}
+
+#[derive(clap::Args)]
+struct ReportArgs {
+    /// Print the tree as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Show the newest report of this program instead of a file.
+    #[arg(long, value_name = "NAME")]
+    program: Option<String>,
+    /// Cache folder (default: $TUNE_CACHE or ./.tunecache).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// A report file (.tunecache/<program>/perf/report-<ms>.json).
+    #[arg(value_name = "REPORT.json")]
+    file: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct MachineArgs {
+    /// Print as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Measure again even if this host has a cached result.
+    #[arg(long)]
+    refresh: bool,
+    /// Cache folder (default: $TUNE_CACHE or ./.tunecache).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -127,6 +228,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse_from(argv);
     let result = match cli.command {
         Command::Run(a) => cmd_run(a, program_args),
+        Command::Profile(a) => cmd_profile(a, program_args),
+        Command::Report(a) => cmd_report(a),
+        Command::Machine(a) => cmd_machine(a),
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
@@ -151,6 +255,7 @@ fn cmd_run(a: RunArgs, program_args: Vec<String>) -> Result<i32, Error> {
         timeout: a.timeout.map(Duration::from_secs_f64),
         program_args,
         toolchain: Toolchain::default(),
+        capture: false,
     };
     let summary = run_program(&cfg)?;
     if !a.quiet {
@@ -164,6 +269,114 @@ fn cmd_run(a: RunArgs, program_args: Vec<String>) -> Result<i32, Error> {
         }
     }
     Ok(summary.exit_code)
+}
+
+fn cmd_profile(a: ProfileArgs, program_args: Vec<String>) -> Result<i32, Error> {
+    let args = CcArgs::parse(&a.cc)?;
+    let json = a.json || a.format.as_deref() == Some("json");
+    let mut measure = Measure::default()
+        .warmup(a.warmup)
+        .repetitions(a.repetitions)
+        .flush(a.flush);
+    if let Some(x) = a.adaptive {
+        measure = measure.adaptive(x, a.max_repetitions);
+    }
+    if let Some(list) = &a.counters {
+        let names: Vec<&str> = if list == "none" {
+            Vec::new()
+        } else {
+            list.split(',').collect()
+        };
+        measure = measure.counters(&names);
+    }
+    let cfg = ProfileConfig {
+        run: RunConfig {
+            args,
+            function: a.function,
+            cache_root: a.cache_dir.unwrap_or_else(profiling::cache::default_root),
+            save_versions: a.versions,
+            openmp: false,
+            timeout: None,
+            program_args,
+            toolchain: Toolchain::default(),
+            capture: true,
+        },
+        measure,
+        timeout: Duration::from_secs_f64(a.timeout),
+        roofline: !a.no_roofline,
+        machine: MachineOptions::default(),
+    };
+    let p = profile(&cfg)?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&p).expect("profile serializes")
+        );
+    } else {
+        print!("{}", tuner::profile::render(&p));
+    }
+    Ok(0)
+}
+
+fn cmd_report(a: ReportArgs) -> Result<i32, Error> {
+    let path = match (&a.file, &a.program) {
+        (Some(f), _) => f.clone(),
+        (None, Some(p)) => {
+            let root = a.cache_dir.unwrap_or_else(profiling::cache::default_root);
+            let dir = profiling::cache::ProgramCache::new(&root, p)
+                .root
+                .join("perf");
+            TraceReport::latest(&dir)?.ok_or_else(|| {
+                Error::Input(format!("no report for '{p}' under {}", dir.display()))
+            })?
+        }
+        (None, None) => return Err(Error::Input("give a report file or --program NAME".into())),
+    };
+    if !path.is_file() {
+        return Err(Error::Input(format!("{}: no such file", path.display())));
+    }
+    let report = TraceReport::load(&path)?;
+    let tree = report.tree();
+    if a.json {
+        let rows: Vec<serde_json::Value> = tree
+            .iter()
+            .map(|r| {
+                serde_json::json!({"element": r.label, "depth": r.depth, "samples": r.n,
+                    "min_s": r.agg.min, "mean_s": r.agg.mean, "median_s": r.agg.median, "max_s": r.agg.max})
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(rows));
+    } else {
+        print!("{}", render_tree(&tree));
+        if let (Some(roof), Some(rows)) = (report.other.get("roof"), report.other.get("roofline")) {
+            if let (Ok(roof), Ok(rows)) = (
+                serde_json::from_value::<profiling::roofline::Roof>(roof.clone()),
+                serde_json::from_value::<Vec<profiling::roofline::RooflineRow>>(rows.clone()),
+            ) {
+                println!();
+                print!("{}", profiling::roofline::render(&rows, &roof));
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn cmd_machine(a: MachineArgs) -> Result<i32, Error> {
+    let root = a.cache_dir.unwrap_or_else(profiling::cache::default_root);
+    let opts = MachineOptions {
+        refresh: a.refresh,
+        ..MachineOptions::default()
+    };
+    let m = machine(&root, &Toolchain::default(), &opts)?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&m).expect("machine serializes")
+        );
+    } else {
+        print!("{}", profiling::machine::render(&m));
+    }
+    Ok(0)
 }
 
 #[cfg(test)]
@@ -207,7 +420,9 @@ mod tests {
         );
         assert_eq!(prog, s(&["a", "-b"]));
         let cli = Cli::try_parse_from(argv).unwrap();
-        let Command::Run(a) = cli.command;
+        let Command::Run(a) = cli.command else {
+            panic!("run")
+        };
         assert_eq!(a.function.as_deref(), Some("k"));
         assert_eq!(a.save_versions, 3);
         assert_eq!(a.cc, s(&["gemm.c", "-DX", "-Iinc"]));
@@ -216,7 +431,9 @@ mod tests {
     #[test]
     fn negative_save_versions_parse() {
         let (argv, _) = split_argv(s(&["tune", "run", "--save-versions", "-1", "a.c"]));
-        let Command::Run(a) = Cli::try_parse_from(argv).unwrap().command;
+        let Command::Run(a) = Cli::try_parse_from(argv).unwrap().command else {
+            panic!("run")
+        };
         assert_eq!(a.save_versions, -1);
     }
 }

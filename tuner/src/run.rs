@@ -6,6 +6,7 @@ use ir::program::{Loop, Node};
 use profiling::build::{build, BuildRequest, Toolchain};
 use profiling::cache::ProgramCache;
 use profiling::cc::CcArgs;
+use profiling::phases::Phases;
 use profiling::run::{run, Exit, RunOptions, RuntimeReport, SavedFile};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -23,6 +24,8 @@ pub struct RunConfig {
     pub timeout: Option<Duration>,
     pub program_args: Vec<String>,
     pub toolchain: Toolchain,
+    /// Keep the program's stdout/stderr instead of passing them through (profiling).
+    pub capture: bool,
 }
 
 /// One loop and its verdict, in preorder.
@@ -130,7 +133,9 @@ fn summary_of(l: &Loop, depth: usize) -> LoopSummary {
 pub fn prepare(
     cfg: &RunConfig,
     instrument: bool,
+    phases: &Phases,
 ) -> Result<(ir::Parsed, Vec<Nest>, profiling::build::Build, ProgramCache)> {
+    let parse = phases.scope("parse");
     let fopts = ir::FrontendOptions {
         cc: cfg.toolchain.cc.clone(),
         flags: cfg.args.preprocessor_flags(),
@@ -143,6 +148,8 @@ pub fn prepare(
             "internal error: IR verification failed: {p}"
         )));
     }
+    drop(parse);
+    let codegen = phases.scope("codegen");
     let generated = generate(
         &parsed,
         CodegenOptions {
@@ -150,6 +157,8 @@ pub fn prepare(
             instrument,
         },
     );
+    drop(codegen);
+    let _compile = phases.scope("compile");
     let cache = ProgramCache::new(&cfg.cache_root, &parsed.program.name);
     let b = build(
         &cfg.toolchain,
@@ -165,10 +174,28 @@ pub fn prepare(
     Ok((parsed, generated.nests, b, cache))
 }
 
+/// Everything a dry run produced, for the commands built on it.
+#[derive(Debug, Clone)]
+pub struct DryRun {
+    pub summary: RunSummary,
+    pub parsed: ir::Parsed,
+    pub nests: Vec<Nest>,
+    pub cache: ProgramCache,
+    /// The program's output when `RunConfig::capture` was set.
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
 /// `tune run`: builds the program with the generated regions and runs it, saving data.
 pub fn run_program(cfg: &RunConfig) -> Result<RunSummary> {
-    let (parsed, nests, b, cache) = prepare(cfg, true)?;
+    Ok(dry_run(cfg, &Phases::new())?.summary)
+}
+
+/// The dry run, with its phases recorded in `phases`.
+pub fn dry_run(cfg: &RunConfig, phases: &Phases) -> Result<DryRun> {
+    let (parsed, nests, b, cache) = prepare(cfg, true, phases)?;
     let program = &parsed.program;
+    let run_phase = phases.scope("run");
 
     let data = cache.data();
     let partial = cache
@@ -187,7 +214,7 @@ pub fn run_program(cfg: &RunConfig) -> Result<RunSummary> {
             save_versions: cfg.save_versions,
             timeout: cfg.timeout,
             args: cfg.program_args.clone(),
-            capture: false,
+            capture: cfg.capture,
         },
         &cache.root,
     )?;
@@ -234,13 +261,21 @@ pub fn run_program(cfg: &RunConfig) -> Result<RunSummary> {
         });
     }
 
+    drop(run_phase);
     let summary = summarize(&parsed, &nests, &report, &outcome, &b, saved);
     let text = serde_json::to_string_pretty(&summary).expect("summary serializes");
     write_file(&cache.run_summary(), &text)?;
-    Ok(summary)
+    Ok(DryRun {
+        summary,
+        parsed: parsed.clone(),
+        nests,
+        cache,
+        stdout: outcome.stdout,
+        stderr: outcome.stderr,
+    })
 }
 
-fn write_file(path: &Path, text: &str) -> Result<()> {
+pub(crate) fn write_file(path: &Path, text: &str) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::Failed(format!("{}: {e}", dir.display())))?;

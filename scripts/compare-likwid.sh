@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Compare `tune machine` with likwid-bench on this machine.
+#
+#   scripts/compare-likwid.sh            RUNS=3 rounds (env RUNS=n to change)
+#
+# Installs likwid from Debian's packages when likwid-bench is missing, builds tune, then
+# runs, interleaved RUNS times (the best of each side is kept, since noise only ever
+# makes a number smaller):
+#   ./target/release/tune machine --json --refresh
+#   likwid-bench -t stream_<isa>           -w S0:<3 x tune's array bytes>B:1   (and N:...:all)
+#   likwid-bench -t peakflops_<isa>_fma    -w S0:16kB:1                        (and N:16kB*T:all)
+# where <isa> is avx512 on CPUs with AVX-512F, else avx (AVX2/FMA, compared with tune's
+# avx2_fma), else the scalar kernels. Prints metric, likwid, tune, tune/likwid and
+# PASS/FAIL (|ratio - 1| <= 15%) for the triad bandwidth and the widest FMA peak, on one
+# thread and on all online CPUs.
+#
+# Conventions (both sides alike): triad a[i] = b[i] + s*c[i] moves 24 bytes per element
+# (2 loads + 1 store, STREAM counting, no write-allocate traffic), ordinary stores (no
+# non-temporal ones: likwid's stream_* kernels without _mem), GB = 1e9 bytes (likwid's
+# MByte = 1e6 bytes); the same three arrays of the same size on both sides.
+# Peak: 2 flops per FMA per lane; likwid's peakflops kernels load one vector per
+# iteration from a small L1-resident array, tune's run on registers only.
+# Exit status: 0 all PASS, 1 some FAIL, 2 likwid-bench cannot run here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=${RUNS:-3}
+say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
+
+# ---------------------------------------------------------------- likwid
+if ! command -v likwid-bench >/dev/null 2>&1; then
+  say "installing likwid"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq likwid
+fi
+
+# ---------------------------------------------------------------- tune
+say "building tune"
+cargo build --release -q -p tuner --bin tune
+TUNE=./target/release/tune
+
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+# Flattens serde_json's pretty output into path=value lines (bandwidth_1.triad=19.1).
+flatten() {
+  awk '
+    function path(k,   i, p) { p = ""; for (i = 1; i <= depth; i++) p = p stack[i] "."; return p k }
+    {
+      line = $0; sub(/^[ \t]+/, "", line); sub(/,$/, "", line)
+      if (line ~ /^"[^"]*": [\[{]$/) { k = line; sub(/^"/, "", k); sub(/".*/, "", k); stack[++depth] = k; next }
+      if (line == "{" || line == "[") { if (NR > 1) stack[++depth] = "[]"; next }
+      if (line == "}" || line == "]") { depth--; next }
+      if (line ~ /^"[^"]*": /) {
+        k = line; sub(/^"/, "", k); sub(/".*/, "", k)
+        v = line; sub(/^"[^"]*": /, "", v); gsub(/"/, "", v)
+        print path(k) "=" v
+      }
+    }'
+}
+get() { awk -F= -v k="$2" '$1 == k { print $2; exit }' "$1"; }
+# max of two numbers, either possibly empty or "null"
+maxof() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN {
+  if (a == "" || a == "null") { print b; exit }
+  if (b == "" || b == "null") { print a; exit }
+  print (a + 0 > b + 0) ? a : b }'; }
+
+if grep -qw avx512f /proc/cpuinfo; then
+  ISA=avx512; STREAM=stream_avx512; PEAK=peakflops_avx512_fma; TUNE_PEAK=avx512_fma
+elif grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+  ISA=avx2; STREAM=stream_avx; PEAK=peakflops_avx_fma; TUNE_PEAK=avx2_fma
+else
+  ISA=scalar; STREAM=stream; PEAK=peakflops; TUNE_PEAK=scalar
+fi
+if [ "$ISA" != avx512 ]; then
+  say "this CPU has no AVX-512F: comparing likwid's $STREAM / $PEAK with tune's $TUNE_PEAK"
+fi
+ALL=$(getconf _NPROCESSORS_ONLN)
+
+# Runs one likwid-bench test; prints its MByte/s or MFlops/s value, or fails with why.
+likwid() {
+  local test=$1 work=$2 field=$3 out
+  if ! out=$(likwid-bench -t "$test" -w "$work" 2>&1); then
+    printf 'likwid-bench -t %s -w %s failed:\n%s\n' "$test" "$work" "$out" >&2
+    return 1
+  fi
+  local v
+  v=$(printf '%s\n' "$out" | awk -v f="$field:" '$1 == f { print $2; exit }')
+  if [ -z "$v" ]; then
+    printf 'likwid-bench -t %s -w %s printed no %s:\n%s\n' "$test" "$work" "$field" "$out" >&2
+    return 1
+  fi
+  echo "$v"
+}
+
+declare -A best
+for r in $(seq 1 "$RUNS"); do
+  say "round $r/$RUNS: tune machine --json --refresh"
+  "$TUNE" machine --json --refresh >"$WORK/tune.json"
+  flatten <"$WORK/tune.json" >"$WORK/tune.flat"
+  ARRAY=$(get "$WORK/tune.flat" array_bytes)
+  for k in bandwidth_1.triad bandwidth_all.triad peak_1.$TUNE_PEAK peak_all.$TUNE_PEAK; do
+    best[tune.$k]=$(maxof "${best[tune.$k]:-}" "$(get "$WORK/tune.flat" "$k")")
+  done
+
+  say "round $r/$RUNS: likwid-bench"
+  SIZE=$((3 * ARRAY))
+  for spec in "1:S0:1" "all:N:$ALL"; do
+    IFS=: read -r tag dom n <<<"$spec"
+    if ! mb=$(likwid "$STREAM" "$dom:${SIZE}B:$n" MByte/s) ||
+       ! mf=$(likwid "$PEAK" "$dom:$((16 * n))kB:$n" MFlops/s); then
+      echo "likwid-bench cannot run on this machine (see above); tune's numbers:" >&2
+      cat "$WORK/tune.json"
+      exit 2
+    fi
+    best[likwid.triad.$tag]=$(maxof "${best[likwid.triad.$tag]:-}" "$(awk -v x="$mb" 'BEGIN { print x / 1000 }')")
+    best[likwid.peak.$tag]=$(maxof "${best[likwid.peak.$tag]:-}" "$(awk -v x="$mf" 'BEGIN { print x / 1000 }')")
+  done
+done
+
+echo
+echo "host: $(get "$WORK/tune.flat" host)   cpu: $(get "$WORK/tune.flat" cpu_model)   online CPUs: $ALL"
+echo "arrays: 3 x $ARRAY bytes on both sides (likwid -w <domain>:${SIZE}B:<threads>); best of $RUNS rounds each"
+echo "convention: triad = 24 bytes/element (2 loads + 1 store, no write-allocate), ordinary stores, GB = 1e9 B;"
+echo "            peak = 2 flops per FMA per lane, GFLOP = 1e9 (likwid: $STREAM, $PEAK; tune: triad, $TUNE_PEAK)"
+echo
+fails=0
+row() {
+  local name=$1 l=$2 t=$3
+  local line
+  line=$(awk -v n="$name" -v l="$l" -v t="$t" 'BEGIN {
+    if (l + 0 <= 0 || t == "" || t == "null") { printf "%-30s %10s %10s %8s  %s\n", n, l, t, "-", "FAIL"; exit }
+    r = t / l; ok = (r >= 0.85 && r <= 1.15) ? "PASS" : "FAIL"
+    printf "%-30s %10.2f %10.2f %8.3f  %s\n", n, l, t, r, ok }')
+  echo "$line"
+  case $line in *FAIL) fails=$((fails + 1)) ;; esac
+}
+printf '%-30s %10s %10s %8s  %s\n' metric likwid tune ratio "within 15%"
+row "triad GB/s, 1 thread" "${best[likwid.triad.1]}" "${best[tune.bandwidth_1.triad]}"
+row "triad GB/s, $ALL threads" "${best[likwid.triad.all]}" "${best[tune.bandwidth_all.triad]}"
+row "$ISA FMA GFLOP/s, 1 thread" "${best[likwid.peak.1]}" "${best[tune.peak_1.$TUNE_PEAK]}"
+row "$ISA FMA GFLOP/s, $ALL threads" "${best[likwid.peak.all]}" "${best[tune.peak_all.$TUNE_PEAK]}"
+[ "$fails" -eq 0 ]

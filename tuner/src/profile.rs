@@ -1,0 +1,435 @@
+//! `tune profile`: the profiling pass. A dry run saves every nest's data per version;
+//! then each nest runs alone as a cutout on each saved version (warmup, repetitions,
+//! counters, verification), static counts and the cache model place it on the machine's
+//! roofline, and everything lands in a Chrome trace report.
+
+use crate::run::{dry_run, RunConfig};
+use crate::{Error, Result};
+use ir::codegen::Nest;
+use ir::interp::Env;
+use profiling::cachemodel::{model, CacheSpec};
+use profiling::cutout::{BuildRecord, Cutout, CutoutRun};
+use profiling::machine::{machine, MachineInfo, MachineOptions};
+use profiling::measure::Measure;
+use profiling::npy::read_raw;
+use profiling::phases::Phases;
+use profiling::report::{render_tree, NestPlace, TraceReport};
+use profiling::roofline::{self, Roof, RooflineRow};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Accesses the interpreter walks per nest version before it samples.
+const MODEL_LIMIT: u64 = 20_000_000;
+
+#[derive(Debug, Clone)]
+pub struct ProfileConfig {
+    pub run: RunConfig,
+    pub measure: Measure,
+    /// Per-run timeout of a cutout.
+    pub timeout: Duration,
+    /// Measure the machine (cached per host) and show the roofline.
+    pub roofline: bool,
+    pub machine: MachineOptions,
+}
+
+/// Modelled and static counts of one nest version.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VersionModel {
+    pub version: u64,
+    pub flops: u64,
+    pub bytes_compulsory: u64,
+    pub oi: f64,
+    /// Modelled misses per cache level (name, misses) and DRAM bytes.
+    pub misses: Vec<(String, u64)>,
+    pub dram_bytes: u64,
+    pub exact: bool,
+    pub note: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NestProfile {
+    pub nest: String,
+    pub region: usize,
+    pub line: u32,
+    pub runs: Vec<CutoutRun>,
+    pub models: Vec<VersionModel>,
+    /// Why a model could not be computed, if it could not.
+    pub model_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Profile {
+    pub program: String,
+    pub nests: Vec<NestProfile>,
+    pub roofline: Vec<RooflineRow>,
+    pub roof: Option<Roof>,
+    pub machine: Option<MachineInfo>,
+    pub history: Vec<BuildRecord>,
+    pub report: String,
+    pub phases: Vec<profiling::phases::PhaseRecord>,
+}
+
+/// Integer inputs of a nest version (sizes, control loop variables) from its saved data.
+fn env_of(data: &Path, nest: &Nest, version: u64) -> Env {
+    let mut env = Env::new();
+    for s in nest.scalars.iter().filter(|s| !s.dtype.is_float()) {
+        let path = data
+            .join(&s.name)
+            .join(format!("{}_{version}.npy", nest.name));
+        if let Ok(raw) = read_raw(&path) {
+            let v = match raw.data.len() {
+                8 => i64::from_le_bytes(raw.data[..8].try_into().expect("8 bytes")),
+                4 => i32::from_le_bytes(raw.data[..4].try_into().expect("4 bytes")) as i64,
+                2 => i16::from_le_bytes(raw.data[..2].try_into().expect("2 bytes")) as i64,
+                1 => raw.data[0] as i8 as i64,
+                _ => continue,
+            };
+            env = env.with(&s.name, v);
+        }
+    }
+    env
+}
+
+/// Versions of `nest` whose inputs were saved.
+fn saved_versions(data: &Path, nest: &Nest) -> Vec<u64> {
+    let Some(probe) = nest
+        .arrays
+        .first()
+        .or(nest.scalars.first().map(|s| &s.name))
+    else {
+        return Vec::new();
+    };
+    let mut v = BTreeSet::new();
+    if let Ok(rd) = std::fs::read_dir(data.join(probe)) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(rest) = name.strip_prefix(&format!("{}_", nest.name)) {
+                if let Some(num) = rest.strip_suffix(".npy") {
+                    if let Ok(n) = num.parse() {
+                        v.insert(n);
+                    }
+                }
+            }
+        }
+    }
+    v.into_iter().collect()
+}
+
+fn cache_specs(m: Option<&MachineInfo>) -> Vec<CacheSpec> {
+    let sizes = m
+        .map(|m| m.data_cache_sizes())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| vec![32 << 10, 1 << 20, 32 << 20]);
+    sizes
+        .iter()
+        .enumerate()
+        .map(|(k, s)| CacheSpec {
+            name: format!("L{}", k + 1),
+            size_bytes: *s,
+            line_bytes: 64,
+        })
+        .collect()
+}
+
+/// Runs the profiling pass.
+pub fn profile(cfg: &ProfileConfig) -> Result<Profile> {
+    let phases = Phases::new();
+    let top = phases.scope("profile");
+    let dry = {
+        let _g = phases.scope("dry-run");
+        dry_run(&cfg.run, &phases)?
+    };
+    if dry.summary.exit_code != 0 {
+        let first = String::from_utf8_lossy(&dry.stderr)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        return Err(Error::Failed(format!(
+            "{}: the program exited with {} during the dry run{}",
+            dry.summary.file,
+            dry.summary.exit_code,
+            if first.is_empty() {
+                String::new()
+            } else {
+                format!(": {first}")
+            }
+        )));
+    }
+    if dry.summary.saved.as_ref().is_none_or(|s| s.failed) {
+        return Err(Error::Failed(format!(
+            "{}: the dry run saved no data",
+            dry.summary.file
+        )));
+    }
+    let machine_info = if cfg.roofline {
+        let _g = phases.scope("machine");
+        Some(machine(
+            &cfg.run.cache_root,
+            &cfg.run.toolchain,
+            &cfg.machine,
+        )?)
+    } else {
+        None
+    };
+    let program = &dry.parsed.program;
+    let data = dry.cache.data();
+    let builds = dry.cache.root.join("cutouts");
+    let scratch = dry.cache.root.join("scratch");
+    let specs = cache_specs(machine_info.as_ref());
+    let mut report = TraceReport::new(&program.name);
+    let mut nests = Vec::new();
+    let mut history = Vec::new();
+    for nest in &dry.nests {
+        let region = &program.regions[nest.region];
+        let line = ir::program::loops(&region.body)
+            .into_iter()
+            .find(|l| l.id == nest.root)
+            .map_or(0, |l| l.pos.line);
+        let cutout = Cutout::new(
+            program.clone(),
+            nest.clone(),
+            data.clone(),
+            cfg.run.args.cflags.clone(),
+        );
+        let original = cutout.original();
+        let (build, record) = {
+            let _g = phases.scope("compile");
+            cutout.build(&cfg.run.toolchain, &original, &builds)?
+        };
+        history.push(BuildRecord {
+            variant: format!("{}:{}", nest.name, record.variant),
+            ..record
+        });
+        let mut np = NestProfile {
+            nest: nest.name.clone(),
+            region: nest.region,
+            line,
+            runs: Vec::new(),
+            models: Vec::new(),
+            model_error: None,
+        };
+        let place = NestPlace {
+            region: nest.region,
+            function: &region.function,
+            nest: &nest.name,
+            line,
+        };
+        for v in saved_versions(&data, nest) {
+            let run = {
+                let _g = phases.scope("measure");
+                cutout.run(
+                    &build.exe,
+                    &original.name,
+                    v,
+                    &cfg.measure,
+                    cfg.timeout,
+                    &scratch,
+                )?
+            };
+            report.add_run(&place, &run);
+            np.runs.push(run);
+            let _g = phases.scope("model");
+            let env = env_of(&data, nest, v);
+            let counts =
+                ir::counts::nest_counts(program, nest.region, nest.root, &env, MODEL_LIMIT);
+            let cm = model(program, nest.region, nest.root, &env, &specs, MODEL_LIMIT);
+            match (counts, cm) {
+                (Ok(c), Ok(m)) => np.models.push(VersionModel {
+                    version: v,
+                    flops: c.flops,
+                    bytes_compulsory: c.bytes_compulsory,
+                    oi: c.operational_intensity,
+                    misses: m
+                        .levels
+                        .iter()
+                        .map(|l| (l.name.clone(), l.misses))
+                        .collect(),
+                    dram_bytes: m.dram_bytes,
+                    exact: c.exact && !m.sampled,
+                    note: m.note.clone(),
+                }),
+                (Err(e), _) | (_, Err(e)) => np.model_error = Some(e.to_string()),
+            }
+        }
+        nests.push(np);
+    }
+    drop(top);
+    let (roof, rows) = match &machine_info {
+        Some(m) => {
+            let roof = Roof {
+                peak_gflops: m.best_peak_1(),
+                bandwidth_gbs: m.bandwidth_1.triad,
+                source: "tune machine: 1 thread, best FMA peak / triad bandwidth".into(),
+            };
+            let mut rows: Vec<RooflineRow> = nests
+                .iter()
+                .filter(|n| !n.runs.is_empty())
+                .map(|n| {
+                    let time: f64 = n.runs.iter().map(|r| r.stats.median).sum();
+                    let flops: u64 = n.models.iter().map(|m| m.flops).sum();
+                    let dram: u64 = n.models.iter().map(|m| m.dram_bytes).sum();
+                    let (bytes, kind) = if dram > 0 {
+                        (dram, "modelled DRAM")
+                    } else {
+                        (
+                            n.models.iter().map(|m| m.bytes_compulsory).sum(),
+                            "compulsory",
+                        )
+                    };
+                    RooflineRow::new(&n.nest, n.runs.len(), time, flops, bytes, kind, &roof)
+                })
+                .collect();
+            roofline::set_shares(&mut rows);
+            (Some(roof), rows)
+        }
+        None => (None, Vec::new()),
+    };
+    let records = phases.records();
+    report.add_phases(&records);
+    report
+        .other
+        .insert("file".into(), serde_json::json!(program.file));
+    report.other.insert(
+        "roofline".into(),
+        serde_json::to_value(&rows).expect("rows serialize"),
+    );
+    if let Some(r) = &roof {
+        report.other.insert(
+            "roof".into(),
+            serde_json::to_value(r).expect("roof serializes"),
+        );
+    }
+    report.other.insert(
+        "history".into(),
+        serde_json::to_value(&history).expect("history serializes"),
+    );
+    let models: Vec<_> = nests
+        .iter()
+        .map(|n| serde_json::json!({ "nest": n.nest, "models": n.models, "error": n.model_error }))
+        .collect();
+    report
+        .other
+        .insert("models".into(), serde_json::Value::Array(models));
+    let path: PathBuf = report.write(&dry.cache.root.join("perf"))?;
+    Ok(Profile {
+        program: program.name.clone(),
+        nests,
+        roofline: rows,
+        roof,
+        machine: machine_info,
+        history,
+        report: path.display().to_string(),
+        phases: records,
+    })
+}
+
+/// The tables `tune profile` prints: the tree, the roofline, counters, kernel history.
+pub fn render(p: &Profile) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let report = TraceReport::load(Path::new(&p.report)).ok();
+    if let Some(r) = &report {
+        out.push_str(&render_tree(&r.tree()));
+    }
+    let bad: Vec<&CutoutRun> = p
+        .nests
+        .iter()
+        .flat_map(|n| &n.runs)
+        .filter(|r| !r.verdict.is_ok())
+        .collect();
+    for r in bad {
+        let _ = writeln!(
+            out,
+            "  ! {} v{}: {}",
+            r.nest,
+            r.version,
+            r.verdict.describe()
+        );
+    }
+    if let Some(roof) = &p.roof {
+        out.push('\n');
+        out.push_str(&roofline::render(&p.roofline, roof));
+    }
+    out.push_str("\nmodelled caches (fully associative LRU over 64-byte lines; per profiled version, summed)\n");
+    for n in &p.nests {
+        if let Some(e) = &n.model_error {
+            let _ = writeln!(out, "  {:<8} no model: {e}", n.nest);
+            continue;
+        }
+        let mut levels: Vec<(String, u64)> = Vec::new();
+        for m in &n.models {
+            for (name, misses) in &m.misses {
+                match levels.iter_mut().find(|(l, _)| l == name) {
+                    Some(e) => e.1 += misses,
+                    None => levels.push((name.clone(), *misses)),
+                }
+            }
+        }
+        let dram: u64 = n.models.iter().map(|m| m.dram_bytes).sum();
+        let text: Vec<String> = levels
+            .iter()
+            .map(|(l, m)| format!("{l} misses {m}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {:<8} {}, DRAM {:.1} KiB (modelled)",
+            n.nest,
+            text.join(", "),
+            dram as f64 / 1024.0
+        );
+    }
+    let mut shown_unavailable = false;
+    out.push_str("\ncounters (per repetition, first profiled version)\n");
+    for n in &p.nests {
+        let Some(run) = n.runs.first() else { continue };
+        let avail: Vec<String> = run
+            .counters
+            .iter()
+            .filter_map(|c| Some(format!("{} {:.0}", c.name, c.per_rep?)).filter(|_| c.available))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {:<8} {}",
+            n.nest,
+            if avail.is_empty() {
+                "none available".into()
+            } else {
+                avail.join(", ")
+            }
+        );
+        if !shown_unavailable {
+            let un: Vec<String> = run
+                .counters
+                .iter()
+                .filter(|c| !c.available)
+                .map(|c| format!("{} ({})", c.name, c.reason.clone().unwrap_or_default()))
+                .collect();
+            if !un.is_empty() {
+                let _ = writeln!(out, "  unavailable: {}", un.join(", "));
+            }
+            shown_unavailable = true;
+        }
+    }
+    out.push_str("\nkernel history\n");
+    let _ = writeln!(
+        out,
+        "  {:<22}{:>12}{:>12}{:>8}  {}",
+        "variant", "codegen ms", "compile ms", "cached", "build key"
+    );
+    for h in &p.history {
+        let _ = writeln!(
+            out,
+            "  {:<22}{:>12.2}{:>12.1}{:>8}  {}",
+            h.variant,
+            h.codegen_s * 1e3,
+            h.compile_s * 1e3,
+            if h.cache_hit { "yes" } else { "no" },
+            h.key
+        );
+    }
+    let _ = writeln!(out, "\nreport: {}", p.report);
+    out
+}
