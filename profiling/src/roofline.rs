@@ -110,8 +110,8 @@ pub fn render(rows: &[RooflineRow], roof: &Roof) -> String {
     );
     let _ = writeln!(
         out,
-        "{:<8}{:>7}{:>10}{:>9}{:>9}  {:<32}{}",
-        "nest", "share", "GFLOP/s", "GB/s", "flop/B", "efficiency", "bytes"
+        "{:<8}{:>7}{:>10}{:>9}{:>9}  {:<32}bytes",
+        "nest", "share", "GFLOP/s", "GB/s", "flop/B", "efficiency"
     );
     for r in rows {
         let eff = format!(

@@ -416,8 +416,8 @@ pub fn render(p: &Profile) -> String {
     out.push_str("\nkernel history\n");
     let _ = writeln!(
         out,
-        "  {:<22}{:>12}{:>12}{:>8}  {}",
-        "variant", "codegen ms", "compile ms", "cached", "build key"
+        "  {:<22}{:>12}{:>12}{:>8}  build key",
+        "variant", "codegen ms", "compile ms", "cached"
     );
     for h in &p.history {
         let _ = writeln!(
