@@ -1,30 +1,39 @@
 #!/usr/bin/env bash
 # Compare `tune machine` with likwid-bench on this machine.
 #
-#   scripts/compare-likwid.sh            RUNS=3 rounds (env RUNS=n to change)
+#   scripts/compare-likwid.sh     env: RUNS=3 rounds, LIKWID_REPS=10 likwid samples a round
 #
 # Installs likwid from Debian's packages when likwid-bench is missing, builds tune, then
-# runs, interleaved RUNS times (the best of each side is kept, since noise only ever
-# makes a number smaller):
+# runs RUNS interleaved rounds of
 #   ./target/release/tune machine --json --refresh
-#   likwid-bench -t stream_<isa>           -w S0:<3 x tune's array bytes>B:1   (and N:...:all)
-#   likwid-bench -t peakflops_<isa>_fma    -w S0:16kB:1                        (and N:16kB*T:all)
-# where <isa> is avx512 on CPUs with AVX-512F, else avx (AVX2/FMA, compared with tune's
-# avx2_fma), else the scalar kernels. Prints metric, likwid, tune, tune/likwid and
+#   likwid-bench -t stream_<isa> -i 1 -W S0:<3 x tune's array bytes>B:1      LIKWID_REPS times
+#   likwid-bench -t stream_<isa> -i 1 -W N:<3 x tune's array bytes>B:<all>   LIKWID_REPS times
+#   likwid-bench -t peakflops_<isa>_fma -W S0:16kB:1                          3 times
+#   likwid-bench -t peakflops_<isa>_fma -W N:<16 x all>kB:<all>               3 times
+# where <isa> is avx512 on CPUs with AVX-512F, else avx (AVX2 + FMA, compared with tune's
+# avx2_fma), else the scalar kernels. It prints metric, likwid, tune, tune/likwid and
 # PASS/FAIL (|ratio - 1| <= 15%) for the triad bandwidth and the widest FMA peak, on one
 # thread and on all online CPUs.
+#
+# The same statistic on both sides: the best of many single sweeps. tune times each of
+# its 10 repetitions of the triad separately and keeps the best; likwid-bench averages
+# over all iterations of a run, so it runs one sweep per invocation (-i 1), LIKWID_REPS
+# invocations a round, and the best is kept. Over RUNS rounds both sides keep their
+# best (on a noisy machine, noise only ever makes a number smaller). -W (not -w) makes
+# every likwid thread first-touch its own chunk, as tune's parallel initialization does.
 #
 # Conventions (both sides alike): triad a[i] = b[i] + s*c[i] moves 24 bytes per element
 # (2 loads + 1 store, STREAM counting, no write-allocate traffic), ordinary stores (no
 # non-temporal ones: likwid's stream_* kernels without _mem), GB = 1e9 bytes (likwid's
-# MByte = 1e6 bytes); the same three arrays of the same size on both sides.
-# Peak: 2 flops per FMA per lane; likwid's peakflops kernels load one vector per
-# iteration from a small L1-resident array, tune's run on registers only.
+# MByte = 1e6 bytes); three arrays of the same size on both sides.
+# Peak: 2 flops per FMA per lane, GFLOP = 1e9; likwid's peakflops kernels load one
+# vector per iteration from a small L1-resident array, tune's run on registers only.
 # Exit status: 0 all PASS, 1 some FAIL, 2 likwid-bench cannot run here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 RUNS=${RUNS:-3}
+LIKWID_REPS=${LIKWID_REPS:-10}
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 
 # ---------------------------------------------------------------- likwid
@@ -79,20 +88,24 @@ if [ "$ISA" != avx512 ]; then
 fi
 ALL=$(getconf _NPROCESSORS_ONLN)
 
-# Runs one likwid-bench test; prints its MByte/s or MFlops/s value, or fails with why.
+# likwid FIELD N ARGS...: runs `likwid-bench ARGS` N times and prints the best FIELD
+# (MByte/s or MFlops/s) divided by 1000 (GB/s, GFLOP/s), or fails saying why.
 likwid() {
-  local test=$1 work=$2 field=$3 out
-  if ! out=$(likwid-bench -t "$test" -w "$work" 2>&1); then
-    printf 'likwid-bench -t %s -w %s failed:\n%s\n' "$test" "$work" "$out" >&2
-    return 1
-  fi
-  local v
-  v=$(printf '%s\n' "$out" | awk -v f="$field:" '$1 == f { print $2; exit }')
-  if [ -z "$v" ]; then
-    printf 'likwid-bench -t %s -w %s printed no %s:\n%s\n' "$test" "$work" "$field" "$out" >&2
-    return 1
-  fi
-  echo "$v"
+  local field=$1 n=$2 out v best=""
+  shift 2
+  for _ in $(seq 1 "$n"); do
+    if ! out=$(likwid-bench "$@" 2>&1); then
+      printf 'likwid-bench %s failed:\n%s\n' "$*" "$out" >&2
+      return 1
+    fi
+    v=$(printf '%s\n' "$out" | awk -v f="$field:" '$1 == f { print $2 / 1000; exit }')
+    if [ -z "$v" ]; then
+      printf 'likwid-bench %s printed no %s:\n%s\n' "$*" "$field" "$out" >&2
+      return 1
+    fi
+    best=$(maxof "$best" "$v")
+  done
+  echo "$best"
 }
 
 declare -A best
@@ -109,20 +122,22 @@ for r in $(seq 1 "$RUNS"); do
   SIZE=$((3 * ARRAY))
   for spec in "1:S0:1" "all:N:$ALL"; do
     IFS=: read -r tag dom n <<<"$spec"
-    if ! mb=$(likwid "$STREAM" "$dom:${SIZE}B:$n" MByte/s) ||
-       ! mf=$(likwid "$PEAK" "$dom:$((16 * n))kB:$n" MFlops/s); then
+    if ! mb=$(likwid MByte/s "$LIKWID_REPS" -t "$STREAM" -i 1 -W "$dom:${SIZE}B:$n") ||
+       ! mf=$(likwid MFlops/s 3 -t "$PEAK" -W "$dom:$((16 * n))kB:$n"); then
       echo "likwid-bench cannot run on this machine (see above); tune's numbers:" >&2
       cat "$WORK/tune.json"
       exit 2
     fi
-    best[likwid.triad.$tag]=$(maxof "${best[likwid.triad.$tag]:-}" "$(awk -v x="$mb" 'BEGIN { print x / 1000 }')")
-    best[likwid.peak.$tag]=$(maxof "${best[likwid.peak.$tag]:-}" "$(awk -v x="$mf" 'BEGIN { print x / 1000 }')")
+    best[likwid.triad.$tag]=$(maxof "${best[likwid.triad.$tag]:-}" "$mb")
+    best[likwid.peak.$tag]=$(maxof "${best[likwid.peak.$tag]:-}" "$mf")
   done
 done
 
 echo
 echo "host: $(get "$WORK/tune.flat" host)   cpu: $(get "$WORK/tune.flat" cpu_model)   online CPUs: $ALL"
-echo "arrays: 3 x $ARRAY bytes on both sides (likwid -w <domain>:${SIZE}B:<threads>); best of $RUNS rounds each"
+echo "arrays: 3 x $ARRAY bytes on both sides (likwid -W <domain>:${SIZE}B:<threads>)"
+echo "statistic: best single sweep (tune: $RUNS runs x 10 repetitions; likwid: $RUNS x $LIKWID_REPS runs of -i 1);"
+echo "           peak: best of $RUNS tune runs (x 5 timed runs) and of $RUNS x 3 likwid runs"
 echo "convention: triad = 24 bytes/element (2 loads + 1 store, no write-allocate), ordinary stores, GB = 1e9 B;"
 echo "            peak = 2 flops per FMA per lane, GFLOP = 1e9 (likwid: $STREAM, $PEAK; tune: triad, $TUNE_PEAK)"
 echo

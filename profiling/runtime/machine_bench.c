@@ -16,7 +16,11 @@
  * likwid-bench's stream/copy/store kernels without the _mem suffix.  Each array holds
  * ARRAY_BYTES (the caller makes it several times the last-level cache), is first
  * touched in parallel with the same static schedule as the kernels, and the kernels run
- * under `omp parallel for schedule(static)` with THREADS threads.
+ * under `omp parallel for schedule(static)` with THREADS threads.  Arrays are aligned
+ * to 2 MiB and advised for transparent huge pages.  Every kernel invocation (one sweep
+ * over its arrays) is timed on its own and the fastest of the REPETITIONS counts.  The
+ * load sum and array elements written by the stores feed a checksum that is printed, so
+ * no kernel can be optimized away.
  *
  * Peak (GFLOP/s = 1e9 flop/s, best of min(REPETITIONS, 5)): every thread runs
  * independent multiply-add chains on registers (no memory traffic), enough chains to
@@ -32,11 +36,10 @@
  * from a barrier before the first thread starts to a barrier after the last one ends.
  */
 #define _GNU_SOURCE
+#include <math.h>
 #include <omp.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 
@@ -182,7 +185,7 @@ static NOINLINE double k_scalar(long iters) {
         __asm__ volatile(""
                          : "+x"(x0), "+x"(x1), "+x"(x2), "+x"(x3), "+x"(x4), "+x"(x5),
                            "+x"(x6), "+x"(x7), "+x"(x8), "+x"(x9), "+x"(x10), "+x"(x11));
-#elif defined(__GNUC__)
+#elif defined(__aarch64__) && defined(__GNUC__)
         __asm__ volatile(""
                          : "+w"(x0), "+w"(x1), "+w"(x2), "+w"(x3), "+w"(x4), "+w"(x5),
                            "+w"(x6), "+w"(x7), "+w"(x8), "+w"(x9), "+w"(x10), "+w"(x11));
@@ -312,7 +315,7 @@ static double measure_peak(flop_kernel f, double flops_per_iter, int threads, in
 /* ------------------------------------------------------------------ main */
 
 static void json_number(const char *name, double v, int last) {
-    if (v > 0)
+    if (isfinite(v) && v > 0) /* a kernel too fast to time gives null, not inf */
         printf("\"%s\": %.6g%s", name, v, last ? "" : ", ");
     else
         printf("\"%s\": null%s", name, last ? "" : ", ");

@@ -114,6 +114,11 @@ pub struct BuildRecord {
     pub codegen_s: f64,
     pub compile_s: f64,
     pub cache_hit: bool,
+    /// Runs measured with this build (one per version), and the sum of their medians.
+    #[serde(default)]
+    pub runs: u32,
+    #[serde(default)]
+    pub run_s: f64,
 }
 
 /// One measured run of a variant on one version of the nest's data.
@@ -299,6 +304,8 @@ impl Cutout {
             codegen_s,
             compile_s: b.compile_seconds,
             cache_hit: b.cache_hit,
+            runs: 0,
+            run_s: 0.0,
         };
         Ok((b, record))
     }

@@ -199,10 +199,10 @@ pub fn profile(cfg: &ProfileConfig) -> Result<Profile> {
             let _g = phases.scope("compile");
             cutout.build(&cfg.run.toolchain, &original, &builds)?
         };
-        history.push(BuildRecord {
+        let mut record = BuildRecord {
             variant: format!("{}:{}", nest.name, record.variant),
             ..record
-        });
+        };
         let mut np = NestProfile {
             nest: nest.name.clone(),
             region: nest.region,
@@ -230,6 +230,8 @@ pub fn profile(cfg: &ProfileConfig) -> Result<Profile> {
                 )?
             };
             report.add_run(&place, &run);
+            record.runs += 1;
+            record.run_s += run.stats.median;
             np.runs.push(run);
             let _g = phases.scope("model");
             let env = env_of(&data, nest, v);
@@ -254,6 +256,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<Profile> {
                 (Err(e), _) | (_, Err(e)) => np.model_error = Some(e.to_string()),
             }
         }
+        history.push(record);
         nests.push(np);
     }
     drop(top);
@@ -416,17 +419,19 @@ pub fn render(p: &Profile) -> String {
     out.push_str("\nkernel history\n");
     let _ = writeln!(
         out,
-        "  {:<22}{:>12}{:>12}{:>8}  build key",
-        "variant", "codegen ms", "compile ms", "cached"
+        "  {:<22}{:>12}{:>12}{:>8}{:>6}{:>12}  build key",
+        "variant", "codegen ms", "compile ms", "cached", "runs", "run ms"
     );
     for h in &p.history {
         let _ = writeln!(
             out,
-            "  {:<22}{:>12.2}{:>12.1}{:>8}  {}",
+            "  {:<22}{:>12.2}{:>12.1}{:>8}{:>6}{:>12.4}  {}",
             h.variant,
             h.codegen_s * 1e3,
             h.compile_s * 1e3,
             if h.cache_hit { "yes" } else { "no" },
+            h.runs,
+            h.run_s * 1e3,
             h.key
         );
     }
