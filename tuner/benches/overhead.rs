@@ -14,7 +14,7 @@ use profiling::measure::{Stats, DEFAULT_COUNTERS};
 use profiling::run::{run, RunOptions};
 use tuner::run::{dry_run, RunConfig};
 
-const ROUNDS: usize = 101;
+const ROUNDS: usize = 201;
 
 fn main() {
     let suite = Suite::core().expect("suite");
@@ -27,8 +27,15 @@ fn main() {
         ("atax", Preset::Large, 1),
     ];
     println!(
-        "{:<12}{:<8}{:>14}{:>14}{:>10}{:>20}",
-        "program", "nest", "bare ms", "instr. ms", "ratio", "ratio IQR"
+        "{:<12}{:<8}{:>12}{:>12}{:>14}{:>20}{:>14}{:>10}",
+        "program",
+        "nest",
+        "bare ms",
+        "instr. ms",
+        "median ratio",
+        "ratio IQR",
+        "cost/call µs",
+        "cost %"
     );
     for (name, preset, nest_index) in cases {
         let p = suite.program(name).expect("program");
@@ -62,6 +69,17 @@ static double tune_bench_now(void) {{ struct timespec ts; clock_gettime(CLOCK_MO
   extern void tune_rt_start(int);
   extern void tune_rt_stop(int, long);
   static double bare[{ROUNDS}], instr[{ROUNDS}];
+  /* The instrumentation alone, without the nest: its cost per call. */
+  double c0 = tune_bench_now();
+  for (int i = 0; i < 20000; i++) {{
+    long v = tune_rt_enter(1, \"calibration\");
+    if (tune_rt_saving(v)) {{ }}
+    tune_rt_start(1);
+    tune_co_start();
+    tune_co_stop();
+    tune_rt_stop(1, v);
+  }}
+  double cost = (tune_bench_now() - c0) / 20000;
   tune_co_next();
   {reset} {call} /* warm up */
   for (int r = 0; r < {ROUNDS}; r++) {{
@@ -85,15 +103,17 @@ static double tune_bench_now(void) {{ struct timespec ts; clock_gettime(CLOCK_MO
       if (instrumented) instr[r] = t; else bare[r] = t;
     }}
   }}
+  printf(\"cost %.9e\\n\", cost);
   for (int r = 0; r < {ROUNDS}; r++) printf(\"%.9e %.9e\\n\", bare[r], instr[r]);
   return 0;
 }}
 "
         );
+        // Both paths must call the same machine code: no inlining into either branch.
         let args = CcArgs {
             main: format!("overhead-{name}"),
             extra_sources: vec![],
-            cflags: vec![],
+            cflags: vec!["-fno-inline".into()],
             link: vec!["-lm".into()],
         };
         let b = build(
@@ -127,6 +147,10 @@ static double tune_bench_now(void) {{ struct timespec ts; clock_gettime(CLOCK_MO
         )
         .expect("bench runs");
         let text = String::from_utf8_lossy(&out.stdout);
+        let cost: f64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("cost ")?.trim().parse().ok())
+            .expect("calibration line");
         let pairs: Vec<(f64, f64)> = text
             .lines()
             .filter_map(|l| {
@@ -147,13 +171,15 @@ static double tune_bench_now(void) {{ struct timespec ts; clock_gettime(CLOCK_MO
         let q = |f: f64| ratios[((ratios.len() - 1) as f64 * f).round() as usize];
         // Paired ratios of adjacent runs cancel slow drift; their median is the estimate.
         println!(
-            "{:<12}{:<8}{:>12.4}{:>12.4}{:>16.4}{:>20}",
+            "{:<12}{:<8}{:>12.4}{:>12.4}{:>14.4}{:>20}{:>14.3}{:>9.4}%",
             name,
             nest.name,
             bare.median * 1e3,
             instr.median * 1e3,
             q(0.5),
-            format!("[{:.4}, {:.4}]", q(0.25), q(0.75))
+            format!("[{:.4}, {:.4}]", q(0.25), q(0.75)),
+            cost * 1e6,
+            100.0 * cost / bare.median
         );
     }
 }
