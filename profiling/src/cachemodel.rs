@@ -86,7 +86,8 @@ const NONE: u32 = u32::MAX;
 const COLD: u64 = u64::MAX;
 
 /// Models the nest rooted at loop `root` of region `region` under `env` on the cache
-/// hierarchy `caches` (first level first), over at most `limit` accesses.
+/// hierarchy `caches` (first level first), over at most `limit` accesses, starting
+/// from cold caches.
 pub fn model(
     program: &ir::Program,
     region: usize,
@@ -94,6 +95,32 @@ pub fn model(
     env: &Env,
     caches: &[CacheSpec],
     limit: u64,
+) -> Result<CacheModel, InterpError> {
+    model_from(program, region, root, env, caches, limit, false)
+}
+
+/// As [`model`], but with the caches first holding every array the nest touches, read
+/// in order as a cutout restores its inputs before each run (those accesses are not
+/// counted): the state a warm (unflushed) cutout measurement starts from.
+pub fn model_warm(
+    program: &ir::Program,
+    region: usize,
+    root: usize,
+    env: &Env,
+    caches: &[CacheSpec],
+    limit: u64,
+) -> Result<CacheModel, InterpError> {
+    model_from(program, region, root, env, caches, limit, true)
+}
+
+fn model_from(
+    program: &ir::Program,
+    region: usize,
+    root: usize,
+    env: &Env,
+    caches: &[CacheSpec],
+    limit: u64,
+    warm: bool,
 ) -> Result<CacheModel, InterpError> {
     for c in caches {
         if c.line_bytes == 0 || c.size_bytes < c.line_bytes {
@@ -139,6 +166,18 @@ pub fn model(
     let mut writebacks = 0u64;
     let mut dist = vec![0u64; stacks.len()];
     let mut seen = 0u64;
+    if warm {
+        for (a, base) in arrays.iter().zip(&bases) {
+            let bytes = a.elements.saturating_mul(a.elem_bytes as u64);
+            for s in stacks.iter_mut() {
+                let mut off = 0;
+                while off < bytes {
+                    s.access(base + off);
+                    off += s.line_bytes();
+                }
+            }
+        }
+    }
 
     let stop = nest.walk(limit, &mut |_, _| {}, &mut |a| {
         seen += 1;
@@ -167,7 +206,9 @@ pub fn model(
             }
         }
     })?;
-    if let Some(flags) = &dirty {
+    // Cold: the nest's whole traffic, dirty lines eventually written back. Warm: the
+    // traffic during the run only, as a warm measurement sees it.
+    if let Some(flags) = dirty.as_ref().filter(|_| !warm) {
         writebacks += flags.count();
     }
 
@@ -215,6 +256,9 @@ pub fn model(
         "modelled: fully associative LRU per level, reuse distance over the full access \
          stream, write-allocate/write-back",
     );
+    if warm {
+        note.push_str(", caches warm with the inputs");
+    }
     if let Some(l) = line_sizes.first() {
         if line_sizes.len() == 1 {
             note.push_str(&format!(", {l}-byte lines"));
@@ -321,6 +365,10 @@ impl ReuseStack {
     }
 
     #[inline]
+    fn line_bytes(&self) -> u64 {
+        self.line_bytes
+    }
+
     fn line_of(&self, addr: u64) -> u64 {
         match self.shift {
             Some(s) => addr >> s,

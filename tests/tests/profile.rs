@@ -110,3 +110,50 @@ fn a_bad_report_file_is_refused() {
         .stderr_text()
         .starts_with("tune: r.json: not a tune trace report"));
 }
+
+#[test]
+fn the_roofline_places_gemm_against_measured_roofs() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = Suite::core().unwrap();
+    let p = suite.program("gemm").unwrap();
+    let mut args = strings(&[
+        "profile",
+        "--json",
+        "--warmup",
+        "0",
+        "--repetitions",
+        "2",
+        "--flush",
+    ]);
+    args.extend(suite.args(p, Preset::Small));
+    let out = tune(&args, dir.path());
+    assert_eq!(out.code, 0, "{}", out.stderr_text());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = &v["machine"];
+    assert!(m["bandwidth_1"]["triad"].as_f64().unwrap() > 0.0);
+    assert!(m["peak_1"]["scalar"].as_f64().unwrap() > 0.0);
+    let row = &v["roofline"][0];
+    assert_eq!(row["nest"], "nest0");
+    assert_eq!(row["share"], 1.0);
+    // gemm SMALL: 2·60·70·80 + 60·70 flops, recomputed from the IR.
+    assert_eq!(row["flops"], 2 * 60 * 70 * 80 + 60 * 70 + 60 * 70 * 80);
+    let eff = row["efficiency"].as_f64().unwrap();
+    assert!(eff > 0.0 && eff < 1.5, "{eff}");
+    // Flushed runs are modelled from cold caches: every line of the footprint misses once.
+    let model = &v["nests"][0]["models"][0];
+    let footprint_lines = (60 * 70 + 60 * 80 + 80 * 70) * 8 / 64;
+    let l3 = model["misses"].as_array().unwrap().last().unwrap()[1]
+        .as_u64()
+        .unwrap();
+    assert!(
+        l3 >= footprint_lines as u64 && l3 <= footprint_lines as u64 + 8,
+        "{l3}"
+    );
+    // The machine result is cached per host: a second profile does not measure again.
+    let cached: Vec<_> = std::fs::read_dir(dir.path().join(".tunecache/machine"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(cached.len(), 1);
+}

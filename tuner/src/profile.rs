@@ -7,7 +7,7 @@ use crate::run::{dry_run, RunConfig};
 use crate::{Error, Result};
 use ir::codegen::Nest;
 use ir::interp::Env;
-use profiling::cachemodel::{model, CacheSpec};
+use profiling::cachemodel::{model, model_warm, CacheSpec};
 use profiling::cutout::{BuildRecord, Cutout, CutoutRun};
 use profiling::machine::{machine, MachineInfo, MachineOptions};
 use profiling::measure::Measure;
@@ -237,7 +237,12 @@ pub fn profile(cfg: &ProfileConfig) -> Result<Profile> {
             let env = env_of(&data, nest, v);
             let counts =
                 ir::counts::nest_counts(program, nest.region, nest.root, &env, MODEL_LIMIT);
-            let cm = model(program, nest.region, nest.root, &env, &specs, MODEL_LIMIT);
+            // Unflushed cutouts start with their inputs in cache (restored just before).
+            let cm = if cfg.measure.flush {
+                model(program, nest.region, nest.root, &env, &specs, MODEL_LIMIT)
+            } else {
+                model_warm(program, nest.region, nest.root, &env, &specs, MODEL_LIMIT)
+            };
             match (counts, cm) {
                 (Ok(c), Ok(m)) => np.models.push(VersionModel {
                     version: v,
@@ -274,7 +279,9 @@ pub fn profile(cfg: &ProfileConfig) -> Result<Profile> {
                     let time: f64 = n.runs.iter().map(|r| r.stats.median).sum();
                     let flops: u64 = n.models.iter().map(|m| m.flops).sum();
                     let dram: u64 = n.models.iter().map(|m| m.dram_bytes).sum();
-                    let (bytes, kind) = if dram > 0 {
+                    // Modelled DRAM traffic where the model ran (zero for cache-resident
+                    // nests), compulsory bytes otherwise.
+                    let (bytes, kind) = if n.model_error.is_none() && !n.models.is_empty() {
                         (dram, "modelled DRAM")
                     } else {
                         (
@@ -356,7 +363,22 @@ pub fn render(p: &Profile) -> String {
         out.push('\n');
         out.push_str(&roofline::render(&p.roofline, roof));
     }
-    out.push_str("\nmodelled caches (fully associative LRU over 64-byte lines; per profiled version, summed)\n");
+    let start = p
+        .nests
+        .iter()
+        .flat_map(|n| n.models.first())
+        .next()
+        .map_or("", |m| {
+            if m.note.contains("warm") {
+                "caches warm with the inputs, as in the unflushed runs"
+            } else {
+                "cold caches, as in the flushed runs"
+            }
+        });
+    let _ = writeln!(
+        out,
+        "\nmodelled caches (fully associative LRU over 64-byte lines, {start}; per profiled version, summed)"
+    );
     for n in &p.nests {
         if let Some(e) = &n.model_error {
             let _ = writeln!(out, "  {:<8} no model: {e}", n.nest);
