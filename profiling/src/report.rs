@@ -377,6 +377,20 @@ pub struct TreeRow {
     pub n: usize,
 }
 
+/// Milliseconds with four significant digits, however small.
+fn ms(seconds: f64) -> String {
+    let v = seconds * 1e3;
+    match v.abs() {
+        x if x == 0.0 => "0".into(),
+        x if x >= 1000.0 => format!("{v:.0}"),
+        x if x >= 1e-3 => {
+            let decimals = (3 - x.log10().floor() as i32).max(0) as usize;
+            format!("{v:.decimals$}")
+        }
+        _ => format!("{v:.3e}"),
+    }
+}
+
 /// The tree as a table: element, samples, min, mean, median, max (ms).
 pub fn render_tree(rows: &[TreeRow]) -> String {
     let width = rows
@@ -396,12 +410,12 @@ pub fn render_tree(rows: &[TreeRow]) -> String {
         let label = format!("{}{}", "  ".repeat(r.depth), r.label);
         let _ = writeln!(
             out,
-            "{label:<width$}{:>8}{:>12.4}{:>12.4}{:>12.4}{:>12.4}",
+            "{label:<width$}{:>8}{:>12}{:>12}{:>12}{:>12}",
             r.n,
-            r.agg.min * 1e3,
-            r.agg.mean * 1e3,
-            r.agg.median * 1e3,
-            r.agg.max * 1e3
+            ms(r.agg.min),
+            ms(r.agg.mean),
+            ms(r.agg.median),
+            ms(r.agg.max)
         );
     }
     out
