@@ -170,29 +170,7 @@ pub fn build(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<Build> {
     if req.runtime {
         std::fs::write(&rt, RUNTIME_SOURCE).map_err(io_err(&rt))?;
     }
-    let start = Instant::now();
-    let out = Command::new(&command[0])
-        .args(&command[1..])
-        .output()
-        .map_err(io_err(&command[0]))?;
-    let compile_seconds = start.elapsed().as_secs_f64();
-    let log = bdir.join("build.log");
-    let mut text = format!("$ {}\n", command.join(" "));
-    text.push_str(&String::from_utf8_lossy(&out.stderr));
-    std::fs::write(&log, &text).map_err(io_err(&log))?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let first = stderr
-            .lines()
-            .find(|l| l.contains("error"))
-            .unwrap_or_else(|| stderr.lines().next().unwrap_or("compiler failed"))
-            .to_string();
-        return Err(Error::Compile {
-            what: req.args.main.clone(),
-            log: log.display().to_string(),
-            first_error: first,
-        });
-    }
+    let compile_seconds = compile(&command, &bdir.join("build.log"), &req.args.main)?;
     std::fs::rename(exe.with_extension("tmp"), &exe).map_err(io_err(&exe))?;
     Ok(Build {
         exe,
@@ -201,4 +179,32 @@ pub fn build(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<Build> {
         compile_seconds,
         command,
     })
+}
+
+/// Runs a compiler command line, writes its log (command and diagnostics) to `log`, and
+/// turns a failure into `Error::Compile` naming the first error line. Returns seconds.
+pub(crate) fn compile(command: &[String], log: &Path, what: &str) -> Result<f64> {
+    let start = Instant::now();
+    let out = Command::new(&command[0])
+        .args(&command[1..])
+        .output()
+        .map_err(io_err(&command[0]))?;
+    let seconds = start.elapsed().as_secs_f64();
+    let mut text = format!("$ {}\n", command.join(" "));
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    std::fs::write(log, &text).map_err(io_err(log))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let first = stderr
+            .lines()
+            .find(|l| l.contains("error"))
+            .unwrap_or_else(|| stderr.lines().next().unwrap_or("compiler failed"))
+            .to_string();
+        return Err(Error::Compile {
+            what: what.to_string(),
+            log: log.display().to_string(),
+            first_error: first,
+        });
+    }
+    Ok(seconds)
 }

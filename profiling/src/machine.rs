@@ -650,27 +650,9 @@ fn build_bench(tc: &Toolchain, compiler: &str, dir: &Path) -> Result<PathBuf> {
     command.push("-o".into());
     command.push(tmp.display().to_string());
     command.push(src.display().to_string());
-    let out = Command::new(&command[0])
-        .args(&command[1..])
-        .output()
-        .map_err(io_err(&command[0]))?;
-    let log = bdir.join("build.log");
-    let mut text = format!("$ {}\n", command.join(" "));
-    text.push_str(&String::from_utf8_lossy(&out.stderr));
-    std::fs::write(&log, &text).map_err(io_err(&log))?;
-    if !out.status.success() {
+    if let Err(e) = crate::build::compile(&command, &bdir.join("build.log"), "machine benchmark") {
         let _ = std::fs::remove_file(&tmp);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let first = stderr
-            .lines()
-            .find(|l| l.contains("error"))
-            .unwrap_or_else(|| stderr.lines().next().unwrap_or("compiler failed"))
-            .to_string();
-        return Err(Error::Compile {
-            what: "machine benchmark".into(),
-            log: log.display().to_string(),
-            first_error: first,
-        });
+        return Err(e);
     }
     std::fs::rename(&tmp, &exe).map_err(io_err(&exe))?;
     Ok(exe)

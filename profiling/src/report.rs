@@ -381,7 +381,7 @@ pub struct TreeRow {
 fn ms(seconds: f64) -> String {
     let v = seconds * 1e3;
     match v.abs() {
-        x if x == 0.0 => "0".into(),
+        0.0 => "0".into(),
         x if x >= 1000.0 => format!("{v:.0}"),
         x if x >= 1e-3 => {
             let decimals = (3 - x.log10().floor() as i32).max(0) as usize;

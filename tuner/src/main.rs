@@ -44,15 +44,8 @@ enum Command {
 
 #[derive(clap::Args)]
 struct ProfileArgs {
-    /// Tune the whole body of this function instead of the #pragma scop regions.
-    #[arg(long, value_name = "F")]
-    function: Option<String>,
-    /// Print the whole profile as JSON on stdout.
-    #[arg(long)]
-    json: bool,
-    /// Output format: text or json.
-    #[arg(long, value_name = "FMT", value_parser = ["text", "json"])]
-    format: Option<String>,
+    #[command(flatten)]
+    program: ProgramArgs,
     /// Runs before timing (not counted).
     #[arg(long, value_name = "N", default_value_t = 1)]
     warmup: u32,
@@ -85,17 +78,6 @@ struct ProfileArgs {
     /// Skip the machine benchmark and the roofline.
     #[arg(long)]
     no_roofline: bool,
-    /// Cache folder (default: $TUNE_CACHE or ./.tunecache).
-    #[arg(long, value_name = "DIR")]
-    cache_dir: Option<PathBuf>,
-    /// The program and cc flags, as for `tune run`.
-    #[arg(
-        required = true,
-        allow_hyphen_values = true,
-        trailing_var_arg = true,
-        value_name = "FILE.c [cc flags]"
-    )]
-    cc: Vec<String>,
 }
 
 #[derive(clap::Args)]
@@ -127,17 +109,48 @@ struct MachineArgs {
     cache_dir: Option<PathBuf>,
 }
 
+/// The program and the options every program command takes.
 #[derive(clap::Args)]
-struct RunArgs {
+struct ProgramArgs {
     /// Tune the whole body of this function instead of the #pragma scop regions.
     #[arg(long, value_name = "F")]
     function: Option<String>,
-    /// Print the summary as JSON (on stderr; stdout belongs to the program).
+    /// Machine-readable output: JSON (`run`: on stderr, since stdout is the program's).
     #[arg(long)]
     json: bool,
     /// Output format: text or json.
     #[arg(long, value_name = "FMT", value_parser = ["text", "json"])]
     format: Option<String>,
+    /// Cache folder (default: $TUNE_CACHE or ./.tunecache).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// The program and cc flags: FILE.c [more.c] [-I..] [-D..] [-U..] [-std=..] [-l..];
+    /// arguments for the program itself go after `--`.
+    #[arg(
+        required = true,
+        allow_hyphen_values = true,
+        trailing_var_arg = true,
+        value_name = "FILE.c [cc flags]"
+    )]
+    cc: Vec<String>,
+}
+
+impl ProgramArgs {
+    fn json(&self) -> bool {
+        self.json || self.format.as_deref() == Some("json")
+    }
+
+    fn cache_root(&self) -> PathBuf {
+        self.cache_dir
+            .clone()
+            .unwrap_or_else(profiling::cache::default_root)
+    }
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    #[command(flatten)]
+    program: ProgramArgs,
     /// Print no summary (it is still written to .tunecache/<program>/run.json).
     #[arg(long)]
     quiet: bool,
@@ -152,21 +165,9 @@ struct RunArgs {
         allow_negative_numbers = true
     )]
     save_versions: i64,
-    /// Cache folder (default: $TUNE_CACHE or ./.tunecache).
-    #[arg(long, value_name = "DIR")]
-    cache_dir: Option<PathBuf>,
     /// Kill the program after this many seconds.
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
-    /// The program and cc flags: FILE.c [more.c] [-I..] [-D..] [-U..] [-std=..] [-l..];
-    /// arguments for the program itself go after `--`.
-    #[arg(
-        required = true,
-        allow_hyphen_values = true,
-        trailing_var_arg = true,
-        value_name = "FILE.c [cc flags]"
-    )]
-    cc: Vec<String>,
 }
 
 /// Moves `tune`'s own `--options` in front of the cc arguments (which may be mixed with
@@ -244,12 +245,12 @@ fn main() -> ExitCode {
 }
 
 fn cmd_run(a: RunArgs, program_args: Vec<String>) -> Result<i32, Error> {
-    let args = CcArgs::parse(&a.cc)?;
-    let json = a.json || a.format.as_deref() == Some("json");
+    let args = CcArgs::parse(&a.program.cc)?;
+    let json = a.program.json();
     let cfg = RunConfig {
         args,
-        function: a.function,
-        cache_root: a.cache_dir.unwrap_or_else(profiling::cache::default_root),
+        function: a.program.function.clone(),
+        cache_root: a.program.cache_root(),
         save_versions: a.save_versions,
         openmp: a.openmp,
         timeout: a.timeout.map(Duration::from_secs_f64),
@@ -272,8 +273,8 @@ fn cmd_run(a: RunArgs, program_args: Vec<String>) -> Result<i32, Error> {
 }
 
 fn cmd_profile(a: ProfileArgs, program_args: Vec<String>) -> Result<i32, Error> {
-    let args = CcArgs::parse(&a.cc)?;
-    let json = a.json || a.format.as_deref() == Some("json");
+    let args = CcArgs::parse(&a.program.cc)?;
+    let json = a.program.json();
     let mut measure = Measure::default()
         .warmup(a.warmup)
         .repetitions(a.repetitions)
@@ -292,8 +293,8 @@ fn cmd_profile(a: ProfileArgs, program_args: Vec<String>) -> Result<i32, Error> 
     let cfg = ProfileConfig {
         run: RunConfig {
             args,
-            function: a.function,
-            cache_root: a.cache_dir.unwrap_or_else(profiling::cache::default_root),
+            function: a.program.function.clone(),
+            cache_root: a.program.cache_root(),
             save_versions: a.versions,
             openmp: false,
             timeout: None,
@@ -423,9 +424,9 @@ mod tests {
         let Command::Run(a) = cli.command else {
             panic!("run")
         };
-        assert_eq!(a.function.as_deref(), Some("k"));
+        assert_eq!(a.program.function.as_deref(), Some("k"));
         assert_eq!(a.save_versions, 3);
-        assert_eq!(a.cc, s(&["gemm.c", "-DX", "-Iinc"]));
+        assert_eq!(a.program.cc, s(&["gemm.c", "-DX", "-Iinc"]));
     }
 
     #[test]
