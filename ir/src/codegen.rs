@@ -334,6 +334,17 @@ pub fn nest_function(
     opts: CodegenOptions,
 ) -> String {
     let root = find_loop(&region.body, nest.root).expect("nest root exists");
+    nest_function_with(program, nest, root, opts)
+}
+
+/// The function of `nest` with `root` (e.g. a transformed loop tree) as its body; the
+/// name and signature are those of the original nest.
+pub fn nest_function_with(
+    program: &Program,
+    nest: &Nest,
+    root: &Loop,
+    opts: CodegenOptions,
+) -> String {
     let mut params: Vec<String> = Vec::new();
     for s in &nest.scalars {
         if s.written {
@@ -424,7 +435,7 @@ fn is_outermost_map(root: &Loop, id: usize) -> bool {
 }
 
 /// Scalars assigned inside `l` that are declared outside it.
-fn written_outside_decls(l: &Loop) -> Vec<String> {
+pub(crate) fn written_outside_decls(l: &Loop) -> Vec<String> {
     let mut declared = BTreeSet::new();
     let mut written = Vec::new();
     walk_nodes(&l.body, &mut |n, _| match n {

@@ -1077,6 +1077,7 @@ impl<'a> Lowerer<'a> {
             kind: LoopKind::Loop,
             body,
             pos,
+            pragmas: Vec::new(),
         })
     }
 

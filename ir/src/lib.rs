@@ -16,6 +16,7 @@ pub mod interp;
 pub mod print;
 pub mod program;
 pub mod source;
+pub mod transform;
 pub mod verify;
 
 pub use error::{Error, Location, Result};

@@ -122,12 +122,13 @@ pub fn loop_header(l: &Loop, declare: bool) -> String {
     } else {
         format!("{} = {}", l.var, expr(&l.init))
     };
-    format!(
-        "for ({init}; {} {} {}; {step})",
-        l.var,
-        l.cmp.c_op(),
+    // Comparisons bind tighter than `?:`, `&&`, `||` and other comparisons.
+    let bound = if precedence(&l.bound) <= 10 {
+        format!("({})", expr(&l.bound))
+    } else {
         expr(&l.bound)
-    )
+    };
+    format!("for ({init}; {} {} {bound}; {step})", l.var, l.cmp.c_op())
 }
 
 pub fn assign(a: &Assign) -> String {
@@ -193,6 +194,10 @@ pub fn node(n: &Node, opts: &PrintOptions, depth: usize, out: &mut String) {
             }
         }
         Node::Loop(l) => {
+            for p in &l.pragmas {
+                out.push_str(p);
+                out.push('\n');
+            }
             if let Some(prefix) = (opts.loop_prefix)(l) {
                 for line in prefix.lines() {
                     // Directives stay in column 0: preprocessed input only knows them there.

@@ -179,6 +179,9 @@ pub struct Loop {
     pub kind: LoopKind,
     pub body: Vec<Node>,
     pub pos: Pos,
+    /// Directives printed before the loop (`#pragma omp parallel for`, `#pragma GCC unroll 4`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pragmas: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

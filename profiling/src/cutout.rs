@@ -30,6 +30,9 @@ use std::time::{Duration, Instant};
 pub struct Variant {
     pub name: String,
     pub source: String,
+    /// Needs `-fopenmp` (OpenMP directives in the source).
+    #[serde(default)]
+    pub openmp: bool,
 }
 
 /// How one run of a variant ended.
@@ -170,6 +173,21 @@ impl Cutout {
         Variant {
             name: "original".into(),
             source: nest_function(&self.program, region, &self.nest, CodegenOptions::default()),
+            openmp: false,
+        }
+    }
+
+    /// The nest after a recipe, as a variant with the original's signature.
+    pub fn variant(&self, name: &str, t: &ir::transform::Transformed) -> Variant {
+        Variant {
+            name: name.to_string(),
+            source: ir::codegen::nest_function_with(
+                &t.program,
+                &self.nest,
+                &t.root,
+                CodegenOptions::default(),
+            ),
+            openmp: t.openmp,
         }
     }
 
@@ -293,7 +311,7 @@ impl Cutout {
                 source: &source,
                 args: &args,
                 runtime: true,
-                openmp: false,
+                openmp: v.openmp,
                 preprocessed: false,
             },
             builds,

@@ -35,6 +35,7 @@ fn with_body_prefix(v: &Variant, name: &str, stmt: &str) -> Variant {
     Variant {
         name: name.into(),
         source,
+        openmp: false,
     }
 }
 
@@ -112,6 +113,7 @@ fn the_original_verifies_and_planted_failures_are_reported() {
     let broken = Variant {
         name: "broken".into(),
         source: "static void tune_nest0(void) { syntax error }\n".into(),
+        openmp: false,
     };
     let (run, _) = c
         .measure(&tc, &broken, 0, &m, t, &builds, &scratch)
