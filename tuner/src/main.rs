@@ -64,7 +64,8 @@ struct ProfileArgs {
     /// perf events to read, comma-separated, or "none".
     #[arg(long, value_name = "LIST")]
     counters: Option<String>,
-    /// Invocation versions profiled per nest (-1: all).
+    /// Invocation versions profiled per nest (-1: all); fewer when their saved data would
+    /// exceed 2 GiB.
     #[arg(
         long,
         value_name = "N",
