@@ -5,7 +5,9 @@
 //! and run it with Save.
 
 pub mod profile;
+pub mod records;
 pub mod run;
+pub mod search;
 
 /// An error of the pipeline: either the user's input is wrong (exit code 2) or
 /// something failed while acting on it (exit code 1).

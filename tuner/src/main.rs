@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use tuner::profile::{profile, ProfileConfig};
 use tuner::run::{render, run_program, RunConfig};
+use tuner::search::{search, SearchConfig};
 use tuner::Error;
 
 /// Autotuning harness for loop-nest C programs.
@@ -35,6 +36,13 @@ enum Command {
     ///
     /// Example: tune profile gemm.c -DSMALL_DATASET -lm --repetitions 10
     Profile(ProfileArgs),
+    /// Search recipes per nest (transformations checked for legality, compiled, run on
+    /// the nest's saved data and verified), append every measurement to
+    /// .tunecache/<program>/records.jsonl, and print the best recipe per nest with its
+    /// speedup. Resumes from the records: nothing measured is measured again.
+    ///
+    /// Example: tune search gemm.c -DMEDIUM_DATASET -lm --budget 50
+    Search(SearchArgs),
     /// Print an instrumentation report (a Chrome trace written by `tune profile`) as a
     /// tree table; with --program NAME, the newest report of that program.
     Report(ReportArgs),
@@ -79,6 +87,33 @@ struct ProfileArgs {
     /// Skip the machine benchmark and the roofline.
     #[arg(long)]
     no_roofline: bool,
+}
+
+#[derive(clap::Args)]
+struct SearchArgs {
+    #[command(flatten)]
+    program: ProgramArgs,
+    /// Candidate measurements per nest (over all runs of the search on this program).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    budget: usize,
+    /// random or evolutionary.
+    #[arg(long, value_name = "S", default_value = "random")]
+    strategy: String,
+    /// Seed of the strategy.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+    /// Runs before timing (not counted).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    warmup: u32,
+    /// Timed runs per candidate.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    repetitions: u32,
+    /// Candidates compiled in parallel.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    jobs: usize,
+    /// Seconds before a candidate run is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    timeout: f64,
 }
 
 #[derive(clap::Args)]
@@ -231,6 +266,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => cmd_run(a, program_args),
         Command::Profile(a) => cmd_profile(a, program_args),
+        Command::Search(a) => cmd_search(a, program_args),
         Command::Report(a) => cmd_report(a),
         Command::Machine(a) => cmd_machine(a),
     };
@@ -316,6 +352,43 @@ fn cmd_profile(a: ProfileArgs, program_args: Vec<String>) -> Result<i32, Error> 
         );
     } else {
         print!("{}", tuner::profile::render(&p));
+    }
+    Ok(0)
+}
+
+fn cmd_search(a: SearchArgs, program_args: Vec<String>) -> Result<i32, Error> {
+    let args = CcArgs::parse(&a.program.cc)?;
+    let json = a.program.json();
+    let cfg = SearchConfig {
+        run: RunConfig {
+            args,
+            function: a.program.function.clone(),
+            cache_root: a.program.cache_root(),
+            save_versions: 1,
+            openmp: false,
+            timeout: None,
+            program_args,
+            toolchain: Toolchain::default(),
+            capture: true,
+        },
+        budget: a.budget,
+        strategy: a.strategy,
+        seed: a.seed,
+        measure: Measure::default()
+            .warmup(a.warmup)
+            .repetitions(a.repetitions)
+            .counters(&[]),
+        timeout: Duration::from_secs_f64(a.timeout),
+        jobs: a.jobs,
+    };
+    let results = search(&cfg)?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&results).expect("results serialize")
+        );
+    } else {
+        print!("{}", tuner::search::render(&results));
     }
     Ok(0)
 }
