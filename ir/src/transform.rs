@@ -137,13 +137,7 @@ fn apply_step(
                     "{order:?} is not a permutation of 0..{m} (m >= 2)"
                 )));
             }
-            let band = band_of(l, m).ok_or_else(|| {
-                na(format!(
-                    "no perfectly nested band of {m} loops at '{}'",
-                    l.var
-                ))
-            })?;
-            check_pragma_free(&band, k)?;
+            let band = transformable_band(l, m, k)?;
             for (d, &b) in order.iter().enumerate() {
                 let header = band[b];
                 for &inner in &order[d + 1..] {
@@ -178,13 +172,7 @@ fn apply_step(
                     "tile sizes {sizes:?} (need at least one, each >= 2)"
                 )));
             }
-            let band = band_of(l, m).ok_or_else(|| {
-                na(format!(
-                    "no perfectly nested band of {m} loops at '{}'",
-                    l.var
-                ))
-            })?;
-            check_pragma_free(&band, k)?;
+            let band = transformable_band(l, m, k)?;
             let vars: Vec<&str> = band.iter().map(|x| x.var.as_str()).collect();
             for x in &band {
                 if x.step != 1 || !matches!(x.cmp, LoopCmp::Lt | LoopCmp::Le) {
@@ -322,6 +310,17 @@ fn apply_step(
             Ok(())
         }
     }
+}
+
+/// The perfectly nested band of `m` loops at `l`, free of directives (restructuring
+/// comes before annotating).
+fn transformable_band(l: &Loop, m: usize, k: usize) -> Result<Vec<&Loop>, Refusal> {
+    let band = band_of(l, m).ok_or_else(|| Refusal::NotApplicable {
+        step: k,
+        why: format!("no perfectly nested band of {m} loops at '{}'", l.var),
+    })?;
+    check_pragma_free(&band, k)?;
+    Ok(band)
 }
 
 fn check_pragma_free(band: &[&Loop], k: usize) -> Result<(), Refusal> {
