@@ -1029,7 +1029,6 @@ mod tests {
         for v in [p.avx2_fma, p.avx512_fma].into_iter().flatten() {
             assert!(v.is_finite() && v > 0.0, "{p:?}");
         }
-        assert!(b.triad <= 10.0 * b.load, "{b:?}");
     }
 
     /// Builds and runs the real benchmark with tiny arrays and short peak runs.
