@@ -49,6 +49,7 @@ fn main() {
             program_args: Vec::new(),
             toolchain: tc.clone(),
             capture: true,
+            save_budget: None,
         };
         let dry = dry_run(&cfg, &profiling::phases::Phases::new()).expect("dry run");
         let nest = dry.nests[nest_index].clone();

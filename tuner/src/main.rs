@@ -294,6 +294,7 @@ fn cmd_run(a: RunArgs, program_args: Vec<String>) -> Result<i32, Error> {
         program_args,
         toolchain: Toolchain::default(),
         capture: false,
+        save_budget: None,
     };
     let summary = run_program(&cfg)?;
     if !a.quiet {
@@ -338,6 +339,7 @@ fn cmd_profile(a: ProfileArgs, program_args: Vec<String>) -> Result<i32, Error> 
             program_args,
             toolchain: Toolchain::default(),
             capture: true,
+            save_budget: None,
         },
         measure,
         timeout: Duration::from_secs_f64(a.timeout),
@@ -370,6 +372,7 @@ fn cmd_search(a: SearchArgs, program_args: Vec<String>) -> Result<i32, Error> {
             program_args,
             toolchain: Toolchain::default(),
             capture: true,
+            save_budget: None,
         },
         budget: a.budget,
         strategy: a.strategy,

@@ -3,7 +3,7 @@
 //! counters, verification), static counts and the cache model place it on the machine's
 //! roofline, and everything lands in a Chrome trace report.
 
-use crate::run::{dry_run, RunConfig};
+use crate::run::{dry_run, RunConfig, SAVE_BUDGET};
 use crate::{Error, Result};
 use ir::codegen::Nest;
 use ir::interp::Env;
@@ -22,46 +22,6 @@ use std::time::Duration;
 
 /// Accesses the interpreter walks per nest version before it samples.
 const MODEL_LIMIT: u64 = 20_000_000;
-
-/// Bytes the dry run may save; fewer versions are saved when they would not fit.
-pub const SAVE_BUDGET: u64 = 2 << 30;
-
-/// The number of versions to save so that inputs and outputs of every nest, per
-/// version, stay within `budget` (from the arrays' declared extents).
-pub fn versions_within_budget(
-    program: &ir::Program,
-    nests: &[Nest],
-    requested: i64,
-    budget: u64,
-) -> i64 {
-    let bytes = |name: &str| -> u64 {
-        program.array(name).map_or(0, |a| {
-            a.extents
-                .iter()
-                .map(|e| e.unwrap_or(0).max(0) as u64)
-                .product::<u64>()
-                * a.dtype.size() as u64
-        })
-    };
-    let per_version: u64 = nests
-        .iter()
-        .map(|n| {
-            n.arrays
-                .iter()
-                .map(|a| bytes(a) * if n.outputs.contains(a) { 2 } else { 1 })
-                .sum::<u64>()
-        })
-        .sum();
-    if per_version == 0 {
-        return requested;
-    }
-    let cap = (budget / per_version).max(1) as i64;
-    if requested < 0 {
-        cap
-    } else {
-        requested.min(cap)
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct ProfileConfig {
@@ -108,6 +68,8 @@ pub struct Profile {
     pub machine: Option<MachineInfo>,
     pub history: Vec<BuildRecord>,
     pub report: String,
+    /// The tree table of the report, as printed.
+    pub tree: String,
     pub phases: Vec<profiling::phases::PhaseRecord>,
 }
 
@@ -178,18 +140,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<Profile> {
     let phases = Phases::new();
     let top = phases.scope("profile");
     let mut run_cfg = cfg.run.clone();
-    {
-        let _g = phases.scope("plan");
-        let fopts = ir::FrontendOptions {
-            cc: cfg.run.toolchain.cc.clone(),
-            flags: cfg.run.args.preprocessor_flags(),
-            function: cfg.run.function.clone(),
-        };
-        let parsed = ir::load(&cfg.run.args.main, &fopts)?;
-        let nests = ir::codegen::nests(&parsed.program);
-        run_cfg.save_versions =
-            versions_within_budget(&parsed.program, &nests, cfg.run.save_versions, SAVE_BUDGET);
-    }
+    run_cfg.save_budget = Some(SAVE_BUDGET);
     let dry = {
         let _g = phases.scope("dry-run");
         dry_run(&run_cfg, &phases)?
@@ -385,6 +336,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<Profile> {
         machine: machine_info,
         history,
         report: path.display().to_string(),
+        tree: render_tree(&report.tree()),
         phases: records,
     })
 }
@@ -393,10 +345,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<Profile> {
 pub fn render(p: &Profile) -> String {
     use std::fmt::Write;
     let mut out = String::new();
-    let report = TraceReport::load(Path::new(&p.report)).ok();
-    if let Some(r) = &report {
-        out.push_str(&render_tree(&r.tree()));
-    }
+    out.push_str(&p.tree);
     let bad: Vec<&CutoutRun> = p
         .nests
         .iter()
@@ -512,35 +461,4 @@ pub fn render(p: &Profile) -> String {
     }
     let _ = writeln!(out, "\nreport: {}", p.report);
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn versions_shrink_to_fit_the_data_budget() {
-        let dir = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../datasets/programs/jacobi-2d.c"
-        );
-        let opts = ir::FrontendOptions {
-            flags: vec!["-DLARGE_DATASET".into()],
-            ..Default::default()
-        };
-        let parsed = ir::load(dir, &opts).unwrap();
-        let nests = ir::codegen::nests(&parsed.program);
-        // LARGE: A and B are 1300 x 1300 doubles; per version each nest saves both
-        // inputs and its one output: 2 nests x 3 x 13.52 MB = 81.1 MB.
-        let per_version = 2 * 3 * 1300 * 1300 * 8;
-        assert_eq!(
-            versions_within_budget(&parsed.program, &nests, 64, SAVE_BUDGET),
-            (SAVE_BUDGET / per_version) as i64
-        );
-        assert_eq!(
-            versions_within_budget(&parsed.program, &nests, 3, SAVE_BUDGET),
-            3
-        );
-        assert_eq!(versions_within_budget(&parsed.program, &nests, -1, 1), 1);
-    }
 }

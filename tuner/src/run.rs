@@ -26,6 +26,48 @@ pub struct RunConfig {
     pub toolchain: Toolchain,
     /// Keep the program's stdout/stderr instead of passing them through (profiling).
     pub capture: bool,
+    /// Save fewer versions when their data would exceed this many bytes.
+    pub save_budget: Option<u64>,
+}
+
+/// Bytes the dry run may save; fewer versions are saved when they would not fit.
+pub const SAVE_BUDGET: u64 = 2 << 30;
+
+/// The number of versions to save so that inputs and outputs of every nest, per
+/// version, stay within `budget` (from the arrays' declared extents).
+pub fn versions_within_budget(
+    program: &ir::Program,
+    nests: &[Nest],
+    requested: i64,
+    budget: u64,
+) -> i64 {
+    let bytes = |name: &str| -> u64 {
+        program.array(name).map_or(0, |a| {
+            a.extents
+                .iter()
+                .map(|e| e.unwrap_or(0).max(0) as u64)
+                .product::<u64>()
+                * a.dtype.size() as u64
+        })
+    };
+    let per_version: u64 = nests
+        .iter()
+        .map(|n| {
+            n.arrays
+                .iter()
+                .map(|a| bytes(a) * if n.outputs.contains(a) { 2 } else { 1 })
+                .sum::<u64>()
+        })
+        .sum();
+    if per_version == 0 {
+        return requested;
+    }
+    let cap = (budget / per_version).max(1) as i64;
+    if requested < 0 {
+        cap
+    } else {
+        requested.min(cap)
+    }
 }
 
 /// One loop and its verdict, in preorder.
@@ -197,11 +239,15 @@ pub fn dry_run(cfg: &RunConfig, phases: &Phases) -> Result<DryRun> {
     let program = &parsed.program;
     let run_phase = phases.scope("run");
 
+    let save_versions = match cfg.save_budget {
+        Some(budget) => versions_within_budget(program, &nests, cfg.save_versions, budget),
+        None => cfg.save_versions,
+    };
     let data = cache.data();
     let partial = cache
         .root
         .join(format!("data.partial-{}", std::process::id()));
-    let saving = cfg.save_versions != 0;
+    let saving = save_versions != 0;
     if saving {
         let _ = std::fs::remove_dir_all(&partial);
         std::fs::create_dir_all(&partial)
@@ -211,7 +257,7 @@ pub fn dry_run(cfg: &RunConfig, phases: &Phases) -> Result<DryRun> {
         &b.exe,
         &RunOptions {
             data_dir: saving.then(|| partial.clone()),
-            save_versions: cfg.save_versions,
+            save_versions,
             timeout: cfg.timeout,
             args: cfg.program_args.clone(),
             capture: cfg.capture,
@@ -419,4 +465,35 @@ pub fn render(summary: &RunSummary) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_shrink_to_fit_the_data_budget() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../datasets/programs/jacobi-2d.c"
+        );
+        let opts = ir::FrontendOptions {
+            flags: vec!["-DLARGE_DATASET".into()],
+            ..Default::default()
+        };
+        let parsed = ir::load(dir, &opts).unwrap();
+        let nests = ir::codegen::nests(&parsed.program);
+        // LARGE: A and B are 1300 x 1300 doubles; per version each nest saves both
+        // inputs and its one output: 2 nests x 3 x 13.52 MB = 81.1 MB.
+        let per_version = 2 * 3 * 1300 * 1300 * 8;
+        assert_eq!(
+            versions_within_budget(&parsed.program, &nests, 64, SAVE_BUDGET),
+            (SAVE_BUDGET / per_version) as i64
+        );
+        assert_eq!(
+            versions_within_budget(&parsed.program, &nests, 3, SAVE_BUDGET),
+            3
+        );
+        assert_eq!(versions_within_budget(&parsed.program, &nests, -1, 1), 1);
+    }
 }
