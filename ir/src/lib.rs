@@ -10,6 +10,7 @@ pub mod affine;
 pub mod codegen;
 pub mod counts;
 pub mod deps;
+pub mod emit;
 pub mod error;
 pub mod frontend;
 pub mod interp;

@@ -114,6 +114,14 @@ struct SearchArgs {
     /// Seconds before a candidate run is killed.
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     timeout: f64,
+    /// Wall-time limit per nest for this run, in seconds (the search of a nest ends at
+    /// whichever of --budget and this comes first).
+    #[arg(long, value_name = "SECS")]
+    time_limit: Option<f64>,
+    /// Write the program with every nest's best recipe applied (build it with
+    /// -fopenmp when the recipes parallelize).
+    #[arg(short = 'o', long = "output", value_name = "OUT.c")]
+    output: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -227,7 +235,14 @@ fn split_argv(argv: Vec<String>) -> (Vec<String>, Vec<String>) {
     let mut cc = Vec::new();
     let mut it = rest.into_iter();
     while let Some(a) = it.next() {
-        if a.starts_with("--") || a == "-h" || a == "-V" {
+        let own_short_o =
+            a == "-o" && sub.is_some_and(|s| s.get_arguments().any(|x| x.get_short() == Some('o')));
+        if own_short_o {
+            opts.push(a);
+            if let Some(v) = it.next() {
+                opts.push(v);
+            }
+        } else if a.starts_with("--") || a == "-h" || a == "-V" {
             let name = a
                 .trim_start_matches('-')
                 .split('=')
@@ -383,15 +398,27 @@ fn cmd_search(a: SearchArgs, program_args: Vec<String>) -> Result<i32, Error> {
             .counters(&[]),
         timeout: Duration::from_secs_f64(a.timeout),
         jobs: a.jobs,
+        time_limit: a.time_limit.map(|s| Duration::from_secs_f64(s.max(0.0))),
     };
-    let results = search(&cfg)?;
+    let searched = search(&cfg)?;
+    if let Some(out) = &a.output {
+        let (text, openmp) = searched.tuned_source()?;
+        tuner::run::write_file(out, &text)?;
+        if !json {
+            eprintln!(
+                "wrote {}{}",
+                out.display(),
+                if openmp { " (build with -fopenmp)" } else { "" }
+            );
+        }
+    }
     if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&results).expect("results serialize")
+            serde_json::to_string_pretty(&searched.results).expect("results serialize")
         );
     } else {
-        print!("{}", tuner::search::render(&results));
+        print!("{}", tuner::search::render(&searched.results));
     }
     Ok(0)
 }

@@ -321,7 +321,7 @@ pub fn dry_run(cfg: &RunConfig, phases: &Phases) -> Result<DryRun> {
     })
 }
 
-pub(crate) fn write_file(path: &Path, text: &str) -> Result<()> {
+pub fn write_file(path: &Path, text: &str) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::Failed(format!("{}: {e}", dir.display())))?;

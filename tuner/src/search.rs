@@ -295,12 +295,18 @@ pub struct SearchConfig {
     pub timeout: Duration,
     /// Candidates compiled in parallel per batch.
     pub jobs: usize,
+    /// Wall time per nest for this run (compiling and measuring candidates); the search
+    /// of a nest stops at whichever of `budget` and this comes first.
+    pub time_limit: Option<Duration>,
 }
 
 /// The outcome for one nest.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NestResult {
     pub nest: String,
+    /// Region index and root loop id of the nest in the untransformed program.
+    pub region: usize,
+    pub root: usize,
     pub baseline_s: f64,
     pub best_s: f64,
     pub speedup: f64,
@@ -310,6 +316,34 @@ pub struct NestResult {
     pub verified: usize,
     /// Candidates measured by this run.
     pub new: usize,
+    /// Seconds this run spent on the nest.
+    pub seconds: f64,
+}
+
+/// What a search found, with the program it searched.
+#[derive(Debug, Clone)]
+pub struct Searched {
+    pub program: Program,
+    pub results: Vec<NestResult>,
+}
+
+impl Searched {
+    /// The program's source with each nest's best recipe applied (see
+    /// [`ir::emit::tuned_source`]), and whether it needs OpenMP.
+    pub fn tuned_source(&self) -> Result<(String, bool)> {
+        let nests: Vec<(usize, usize, Recipe)> = self
+            .results
+            .iter()
+            .map(|r| (r.region, r.root, r.best.clone()))
+            .collect();
+        let (program, openmp) = ir::emit::apply_recipes(&self.program, &nests)
+            .map_err(|e| Error::Failed(format!("re-applying the best recipes: {e}")))?;
+        let text = std::fs::read_to_string(&self.program.file)
+            .map_err(|e| Error::Input(format!("{}: {e}", self.program.file)))?;
+        let out =
+            ir::emit::tuned_source(&text, &program).map_err(|e| Error::Failed(e.to_string()))?;
+        Ok((out, openmp))
+    }
 }
 
 fn unix_ms() -> u128 {
@@ -320,7 +354,7 @@ fn unix_ms() -> u128 {
 }
 
 /// Runs the search over every nest of the program.
-pub fn search(cfg: &SearchConfig) -> Result<Vec<NestResult>> {
+pub fn search(cfg: &SearchConfig) -> Result<Searched> {
     let mut run = cfg.run.clone();
     run.save_versions = 1;
     let dry = dry_run(&run, &Phases::new())?;
@@ -341,6 +375,8 @@ pub fn search(cfg: &SearchConfig) -> Result<Vec<NestResult>> {
     let scratch = dry.cache.root.join("scratch");
     let mut results = Vec::new();
     for nest in &dry.nests {
+        let started = std::time::Instant::now();
+        let out_of_time = || cfg.time_limit.is_some_and(|t| started.elapsed() >= t);
         let cutout = Cutout::new(
             program.clone(),
             nest.clone(),
@@ -405,7 +441,7 @@ pub fn search(cfg: &SearchConfig) -> Result<Vec<NestResult>> {
         loop {
             let done = mine(&log);
             let measured = done.iter().filter(|r| !r.recipe.steps.is_empty()).count();
-            if measured >= cfg.budget || stale > 200 {
+            if measured >= cfg.budget || stale > 200 || out_of_time() {
                 break;
             }
             let verified: Vec<(Recipe, f64)> = done
@@ -444,6 +480,9 @@ pub fn search(cfg: &SearchConfig) -> Result<Vec<NestResult>> {
                 .map(|v| v.as_ref().ok().map(|v| cutout.build(tc, v, &builds)))
                 .collect();
             for (recipe, b) in batch.iter().zip(built) {
+                if out_of_time() {
+                    break;
+                }
                 let (verdict, samples, median) = match b {
                     Some(Ok((b, _))) => {
                         let r = cutout.run(
@@ -486,6 +525,8 @@ pub fn search(cfg: &SearchConfig) -> Result<Vec<NestResult>> {
         };
         results.push(NestResult {
             nest: nest.name.clone(),
+            region: nest.region,
+            root: nest.root,
             baseline_s: baseline,
             best_s,
             speedup: if best_s > 0.0 { baseline / best_s } else { 1.0 },
@@ -496,9 +537,13 @@ pub fn search(cfg: &SearchConfig) -> Result<Vec<NestResult>> {
                 .filter(|r| r.verdict == Verdict::Verified)
                 .count(),
             new,
+            seconds: started.elapsed().as_secs_f64(),
         });
     }
-    Ok(results)
+    Ok(Searched {
+        program: program.clone(),
+        results,
+    })
 }
 
 /// The result table.

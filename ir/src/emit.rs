@@ -1,0 +1,149 @@
+//! Writing a tuned program: the user's own source file with each region's text
+//! replaced by the (transformed) region printed as C. Everything outside the regions —
+//! includes, macros, the harness, comments — stays byte for byte as the user wrote it,
+//! so the tuned file drops into the program's own build (`cc -fopenmp ...`).
+//!
+//! Region code is printed after preprocessing: macros used inside a region appear
+//! expanded (`_PB_N` becomes `n`, or its value when the harness bakes sizes in).
+
+use crate::print::{self, PrintOptions};
+use crate::program::{for_each_loop_mut, Program, Region};
+use crate::transform::{apply, Recipe, Refusal};
+
+/// Why a tuned file could not be written.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EmitError {
+    #[error("{file}:{line}: region {region} was not found there (is it inside a header?)")]
+    RegionNotFound {
+        file: String,
+        line: u32,
+        region: usize,
+    },
+}
+
+/// The source `text` of `program.file` with every region replaced by the region as it
+/// is in `program` (transformed or not). `#pragma scop` regions keep their markers, so
+/// the tuned file can be tuned again; `--function` regions get a new function body.
+pub fn tuned_source(text: &str, program: &Program) -> Result<String, EmitError> {
+    let lines = line_starts(text);
+    let offset = |line: u32, col: u32| -> Option<usize> {
+        let start = *lines.get(line.checked_sub(1)? as usize)?;
+        Some(start + col.saturating_sub(1) as usize).filter(|o| *o <= text.len())
+    };
+    let line_end = |o: usize| text[o..].find('\n').map_or(text.len(), |k| o + k + 1);
+    let not_found = |r: &Region| EmitError::RegionNotFound {
+        file: program.file.clone(),
+        line: r.start.line,
+        region: r.index,
+    };
+    // (start, end, replacement), applied back to front.
+    let mut edits: Vec<(usize, usize, String)> = Vec::new();
+    for r in &program.regions {
+        let s = offset(r.start.line, 1).ok_or_else(|| not_found(r))?;
+        let e = offset(r.end.line, 1).ok_or_else(|| not_found(r))?;
+        let first = &text[s..line_end(s)];
+        let last = &text[e..line_end(e)];
+        let indent: String = text[line_end(s).min(text.len())..]
+            .chars()
+            .take_while(|c| *c == ' ' || *c == '\t')
+            .collect();
+        if is_pragma(first, "scop") && is_pragma(last, "endscop") {
+            let mut out = first.to_string();
+            out.push_str(&region_code(r, &indent));
+            out.push_str(last);
+            edits.push((s, line_end(e), out));
+        } else {
+            // A function body: between its braces.
+            let open = offset(r.start.line, r.start.col).ok_or_else(|| not_found(r))?;
+            let close = offset(r.end.line, r.end.col).ok_or_else(|| not_found(r))?;
+            let brace_at = |o: usize, c: u8| text.as_bytes().get(o) == Some(&c);
+            let (open, close) = match (brace_at(open, b'{'), brace_at(close, b'}')) {
+                (true, true) => (open, close),
+                // End positions may point one past the closing brace.
+                (true, false) if close > 0 && brace_at(close - 1, b'}') => (open, close - 1),
+                _ => return Err(not_found(r)),
+            };
+            let mut out = String::from("\n");
+            out.push_str(&region_code(r, "  "));
+            edits.push((open + 1, close, out));
+        }
+    }
+    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let mut out = text.to_string();
+    for (s, e, with) in edits {
+        out.replace_range(s..e, &with);
+    }
+    Ok(out)
+}
+
+/// Applies one recipe per nest (`(region, root loop id, recipe)`) to `program`. Nests
+/// are transformed last-first within each region, so the loop ids of the nests still
+/// to do do not move. Returns the program and whether it needs OpenMP.
+pub fn apply_recipes(
+    program: &Program,
+    nests: &[(usize, usize, Recipe)],
+) -> Result<(Program, bool), Refusal> {
+    let mut order: Vec<&(usize, usize, Recipe)> = nests.iter().collect();
+    order.sort_by_key(|(region, root, _)| std::cmp::Reverse((*region, *root)));
+    let mut prog = program.clone();
+    let mut openmp = false;
+    for (region, root, recipe) in order {
+        if recipe.steps.is_empty() {
+            continue;
+        }
+        let t = apply(&prog, *region, *root, recipe)?;
+        openmp |= t.openmp;
+        prog = t.program;
+    }
+    Ok((prog, openmp))
+}
+
+fn is_pragma(line: &str, name: &str) -> bool {
+    let mut words = line.trim_start().trim_start_matches('#').split_whitespace();
+    line.trim_start().starts_with('#')
+        && words.next() == Some("pragma")
+        && words.next() == Some(name)
+}
+
+fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(k, _)| k + 1))
+        .collect()
+}
+
+/// The region's statements as C, each line indented with `indent`. Loops at or inside
+/// an OpenMP parallel loop declare their variables (`for (int j = ...)`), so that every
+/// thread has its own; elsewhere loops are printed as the source declared them.
+pub fn region_code(region: &Region, indent: &str) -> String {
+    let mut body = region.body.clone();
+    for_each_loop_mut(&mut body, &mut |l| {
+        if l.pragmas.iter().any(|p| p.contains("omp parallel")) {
+            l.declares_var = true;
+            for_each_loop_mut(&mut l.body, &mut |inner| inner.declares_var = true);
+        }
+    });
+    let mut raw = String::new();
+    print::body(&body, &PrintOptions::default(), 0, &mut raw);
+    let mut out = String::new();
+    for line in raw.lines() {
+        if !line.starts_with('#') {
+            out.push_str(indent);
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pragma_lines_are_recognized_with_spacing() {
+        assert!(is_pragma("#pragma scop\n", "scop"));
+        assert!(is_pragma("  #  pragma   endscop\n", "endscop"));
+        assert!(!is_pragma("#pragma scop\n", "endscop"));
+        assert!(!is_pragma("// #pragma scop\n", "scop"));
+    }
+}
