@@ -7,6 +7,7 @@
 //! preprocessor, and never runs generated code.
 
 pub mod affine;
+pub mod canonical;
 pub mod codegen;
 pub mod counts;
 pub mod deps;

@@ -1,0 +1,196 @@
+//! Re-fitting recipes by loop role: a recipe found on one nest lands on the loops
+//! that play the same roles in another nest, whatever their names, order or positions.
+
+use ir::canonical::{canonical_order, describe, refit, roles};
+use ir::codegen::nests;
+use ir::program::LoopKind;
+use ir::transform::{apply, Recipe, Schedule, Step};
+
+fn load_dataset(name: &str) -> ir::Program {
+    let path = format!(
+        "{}/../datasets/programs/{name}.c",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let fopts = ir::FrontendOptions {
+        flags: vec!["-DMINI_DATASET".into()],
+        ..Default::default()
+    };
+    ir::load(&path, &fopts).unwrap().program
+}
+
+fn load_text(name: &str, text: &str) -> ir::Program {
+    let dir = std::env::temp_dir().join(format!("tune-refit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.c"));
+    std::fs::write(&path, text).unwrap();
+    ir::load(&path.display().to_string(), &Default::default())
+        .unwrap()
+        .program
+}
+
+/// A matrix product written with other names, the output's column loop outermost.
+const JIK: &str = "
+double X[40][50], Y[40][60], Z[60][50];
+void f(void) {
+#pragma scop
+  for (int b = 0; b < 50; b++)
+    for (int a = 0; a < 40; a++)
+      for (int c = 0; c < 60; c++)
+        X[a][b] += Y[a][c] * Z[c][b];
+#pragma endscop
+}
+";
+
+/// The textbook i-j-k matrix product.
+const IJK: &str = "
+double C[30][20], A[30][10], B[10][20];
+void mm(void) {
+#pragma scop
+  for (int i = 0; i < 30; i++)
+    for (int j = 0; j < 20; j++)
+      for (int k = 0; k < 10; k++)
+        C[i][j] += A[i][k] * B[k][j];
+#pragma endscop
+}
+";
+
+#[test]
+fn roles_of_a_matrix_product() {
+    let p = load_dataset("2mm");
+    let n = &nests(&p)[1];
+    let root = ir::program::loops(&p.regions[n.region].body)
+        .into_iter()
+        .find(|l| l.id == n.root)
+        .unwrap()
+        .clone();
+    let r = roles(&root);
+    // D[i][j] += tmp[i][k] * C[k][j]: i walks the rows, j the unit-stride columns,
+    // k is the reduction.
+    assert_eq!(r.len(), 3);
+    assert_eq!((r[0].out_dim, r[0].kind), (Some(1), LoopKind::Map));
+    assert_eq!((r[1].out_dim, r[1].kind), (Some(0), LoopKind::Map));
+    assert_eq!((r[2].out_dim, r[2].kind), (None, LoopKind::Reduction));
+    assert!(r[1].unit_stride && r[2].unit_stride && !r[0].unit_stride);
+    assert!(r[2].innermost && !r[0].innermost);
+    // Canonical order: rows, then the reduction, then the unit-stride columns.
+    assert_eq!(canonical_order(&root), vec![0, 2, 1]);
+}
+
+#[test]
+fn a_recipe_moves_to_the_loops_with_the_same_roles() {
+    let src = load_text("ijk", IJK);
+    let n = &nests(&src)[0];
+    let recipe = Recipe {
+        steps: vec![
+            Step::Interchange {
+                at: 0,
+                order: vec![0, 2, 1],
+            },
+            Step::Parallelize {
+                at: 0,
+                schedule: Schedule::Static,
+                chunk: None,
+            },
+            Step::Vectorize { at: 2 },
+        ],
+    };
+    let described = describe(&src, n.region, n.root, &recipe).unwrap();
+    // The description survives JSON (it is what the database stores).
+    let text = serde_json::to_string(&described).unwrap();
+    let described: ir::canonical::RoleRecipe = serde_json::from_str(&text).unwrap();
+
+    let dst = load_text("jik", JIK);
+    let m = &nests(&dst)[0];
+    let fitted = refit(&described, &dst, m.region, m.root);
+    assert!(fitted.dropped.is_empty(), "{:?}", fitted.dropped);
+    // b a c -> a c b: rows outermost and parallel, unit-stride b innermost with simd.
+    assert_eq!(
+        fitted.recipe.steps,
+        vec![
+            Step::Interchange {
+                at: 0,
+                order: vec![1, 2, 0],
+            },
+            Step::Parallelize {
+                at: 0,
+                schedule: Schedule::Static,
+                chunk: None,
+            },
+            Step::Vectorize { at: 2 },
+        ]
+    );
+    let t = apply(&dst, m.region, m.root, &fitted.recipe).unwrap();
+    let vars: Vec<&str> = std::iter::once(&t.root)
+        .chain(ir::program::loops(&t.root.body))
+        .map(|l| l.var.as_str())
+        .collect();
+    assert_eq!(vars, ["a", "c", "b"]);
+    assert!(t.root.pragmas[0].starts_with("#pragma omp parallel for"));
+}
+
+#[test]
+fn the_same_nest_gets_the_same_recipe_back() {
+    let p = load_dataset("gemm");
+    let n = &nests(&p)[0];
+    let recipe = Recipe {
+        steps: vec![
+            Step::Parallelize {
+                at: 0,
+                schedule: Schedule::Dynamic,
+                chunk: Some(4),
+            },
+            Step::Vectorize { at: 3 },
+            Step::Vectorize { at: 1 },
+        ],
+    };
+    let d = describe(&p, n.region, n.root, &recipe).unwrap();
+    let fitted = refit(&d, &p, n.region, n.root);
+    assert_eq!(fitted.recipe, recipe);
+}
+
+#[test]
+fn tile_sizes_are_fitted_to_trip_counts_and_misfits_are_dropped() {
+    let src = load_text(
+        "big",
+        &JIK.replace("40", "400")
+            .replace("50", "500")
+            .replace("60", "600"),
+    );
+    let n = &nests(&src)[0];
+    let recipe = Recipe {
+        steps: vec![
+            Step::Tile {
+                at: 0,
+                sizes: vec![64, 64, 128],
+            },
+            // After tiling there are six loops; position 5 is the innermost point loop.
+            Step::Unroll { at: 5, factor: 4 },
+        ],
+    };
+    let d = describe(&src, n.region, n.root, &recipe).unwrap();
+    assert!(d.steps[1].role.innermost && !d.steps[1].role.tile);
+    let dst = load_text("jik", JIK);
+    let m = &nests(&dst)[0];
+    let fitted = refit(&d, &dst, m.region, m.root);
+    // Trip counts 50, 40, 60: sizes larger than the loop shrink to the trip count.
+    assert_eq!(
+        fitted.recipe.steps[0],
+        Step::Tile {
+            at: 0,
+            sizes: vec![50, 40, 60],
+        }
+    );
+    assert_eq!(fitted.recipe.steps[1], Step::Unroll { at: 5, factor: 4 });
+
+    // A one-loop nest has no band of three: the tiling is dropped with its reason, the
+    // rest still lands.
+    let one = load_text(
+        "one",
+        "double v[100];\nvoid g(void) {\n#pragma scop\n  for (int i = 0; i < 100; i++)\n    v[i] = v[i] * 2.0;\n#pragma endscop\n}\n",
+    );
+    let o = &nests(&one)[0];
+    let fitted = refit(&d, &one, o.region, o.root);
+    assert_eq!(fitted.dropped.len(), 1);
+    assert!(fitted.dropped[0].1.contains("band"), "{:?}", fitted.dropped);
+    assert_eq!(fitted.recipe.steps, vec![Step::Unroll { at: 0, factor: 4 }]);
+}
