@@ -1,0 +1,253 @@
+//! Shared driver of the "tuned vs gcc vs Polly" benchmarks: per kernel, a command of
+//! `tune` writes the tuned program; then, in one run, the original built with
+//! `gcc -O3 -march=native`, the original built with Polly
+//! (`clang-19 -O3 -march=native -mllvm -polly`) and the tuned program built with
+//! `gcc -O3 -march=native -fopenmp` are run in rotation. Each binary times the region
+//! itself (timer calls inserted around `#pragma scop` ... `#pragma endscop` in a copy of
+//! the source), so program set-up and output are not counted.
+//!
+//! Settings (environment): TUNE_BENCH_KERNELS (comma list), TUNE_BENCH_PRESET
+//! (default LARGE), TUNE_BENCH_RUNS (timed runs per binary, default 5), TUNE_BENCH_OUT
+//! (folder for sources, binaries and the JSON summary; default target/bench/<name>).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+pub const KERNELS: [&str; 8] = [
+    "gemm",
+    "2mm",
+    "syrk",
+    "covariance",
+    "jacobi-2d",
+    "heat-3d",
+    "atax",
+    "lu",
+];
+
+pub fn env_or(name: &str, default: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| default.to_string())
+}
+
+pub struct Setup {
+    pub kernels: Vec<String>,
+    pub preset: String,
+    pub runs: usize,
+    pub out: PathBuf,
+    pub programs: PathBuf,
+    pub tune: PathBuf,
+}
+
+impl Setup {
+    pub fn from_env(name: &str) -> Setup {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let kernels = env_or("TUNE_BENCH_KERNELS", &KERNELS.join(","))
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        let out = std::env::var("TUNE_BENCH_OUT")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| root.join("target").join("bench").join(name));
+        std::fs::create_dir_all(&out).expect("bench output folder");
+        Setup {
+            kernels,
+            preset: env_or("TUNE_BENCH_PRESET", "LARGE"),
+            runs: env_or("TUNE_BENCH_RUNS", "5")
+                .parse()
+                .expect("TUNE_BENCH_RUNS"),
+            out: out.canonicalize().expect("bench output folder"),
+            programs: root
+                .join("datasets")
+                .join("programs")
+                .canonicalize()
+                .expect("datasets"),
+            tune: PathBuf::from(env!("CARGO_BIN_EXE_tune")),
+        }
+    }
+
+    pub fn source(&self, kernel: &str) -> PathBuf {
+        self.programs.join(format!("{kernel}.c"))
+    }
+
+    pub fn preset_flag(&self) -> String {
+        format!("-D{}_DATASET", self.preset)
+    }
+
+    /// Runs `tune` with `args` (cache under the output folder); returns stdout and the
+    /// wall time in seconds.
+    pub fn tune(&self, args: &[String]) -> (String, f64) {
+        let t0 = Instant::now();
+        let out = Command::new(&self.tune)
+            .args(args)
+            .env("TUNE_CACHE", self.out.join(".tunecache"))
+            .output()
+            .expect("run tune");
+        let secs = t0.elapsed().as_secs_f64();
+        if !out.status.success() {
+            panic!(
+                "tune {} failed:\n{}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        (String::from_utf8_lossy(&out.stdout).into_owned(), secs)
+    }
+}
+
+/// A copy of `source` with the region timed: `double ds_t0 = ds_now();` before the
+/// `#pragma scop` line, `ds_report(ds_t0);` after the `#pragma endscop` line.
+pub fn timed_copy(source: &Path, to: &Path) {
+    let text = std::fs::read_to_string(source).expect("read source");
+    let mut out = String::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if t == "#pragma scop" {
+            out.push_str("  double ds_t0 = ds_now();\n");
+        }
+        out.push_str(line);
+        out.push('\n');
+        if t == "#pragma endscop" {
+            out.push_str("  ds_report(ds_t0);\n");
+        }
+    }
+    std::fs::write(to, out).expect("write timed copy");
+}
+
+pub struct Binary {
+    pub exe: PathBuf,
+    pub times: Vec<f64>,
+    pub stdout: String,
+}
+
+/// Compiles `source` with `cc` and `flags` into `exe`.
+pub fn compile(cc: &str, flags: &[&str], source: &Path, include: &Path, preset: &str, exe: &Path) {
+    let out = Command::new(cc)
+        .args(flags)
+        .arg(format!("-I{}", include.display()))
+        .arg(preset)
+        .arg(source)
+        .arg("-o")
+        .arg(exe)
+        .arg("-lm")
+        .output()
+        .expect("run the compiler");
+    if !out.status.success() {
+        panic!(
+            "{cc} {}: {}",
+            source.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Runs every binary `runs` times in rotation; records the region times.
+pub fn run_rotation(bins: &mut [Binary], runs: usize) {
+    for _ in 0..runs {
+        for b in bins.iter_mut() {
+            let out = Command::new(&b.exe)
+                .env("OMP_NUM_THREADS", env_or("OMP_NUM_THREADS", "2"))
+                .output()
+                .expect("run the benchmark binary");
+            assert!(out.status.success(), "{} failed", b.exe.display());
+            let err = String::from_utf8_lossy(&out.stderr);
+            let t: f64 = err
+                .lines()
+                .find_map(|l| l.strip_prefix("ds-kernel-seconds: "))
+                .and_then(|v| v.trim().parse().ok())
+                .expect("the timed copy reports its region time");
+            b.times.push(t);
+            b.stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        }
+    }
+}
+
+pub fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    if s.is_empty() {
+        return f64::NAN;
+    }
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        0.5 * (s[n / 2 - 1] + s[n / 2])
+    }
+}
+
+/// (min, max) relative to the median, as a "±x%" spread.
+pub fn spread(v: &[f64]) -> f64 {
+    let m = median(v);
+    v.iter().map(|x| (x / m - 1.0).abs()).fold(0.0, f64::max) * 100.0
+}
+
+pub fn geomean(v: &[f64]) -> f64 {
+    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
+}
+
+/// Builds and runs the three variants of one kernel; `tuned` is the tuned source.
+pub fn measure_kernel(s: &Setup, kernel: &str, tuned: &Path) -> [Binary; 3] {
+    let dir = s.out.join(kernel);
+    std::fs::create_dir_all(&dir).expect("kernel folder");
+    let orig_t = dir.join("orig.timed.c");
+    let tuned_t = dir.join("tuned.timed.c");
+    timed_copy(&s.source(kernel), &orig_t);
+    timed_copy(tuned, &tuned_t);
+    let preset = s.preset_flag();
+    let gcc = dir.join("gcc.exe");
+    let polly = dir.join("polly.exe");
+    let tuned_exe = dir.join("tuned.exe");
+    compile(
+        "gcc",
+        &["-O3", "-march=native"],
+        &orig_t,
+        &s.programs,
+        &preset,
+        &gcc,
+    );
+    compile(
+        "clang-19",
+        &["-O3", "-march=native", "-mllvm", "-polly"],
+        &orig_t,
+        &s.programs,
+        &preset,
+        &polly,
+    );
+    compile(
+        "gcc",
+        &["-O3", "-march=native", "-fopenmp"],
+        &tuned_t,
+        &s.programs,
+        &preset,
+        &tuned_exe,
+    );
+    let mut bins = [
+        Binary {
+            exe: gcc,
+            times: Vec::new(),
+            stdout: String::new(),
+        },
+        Binary {
+            exe: polly,
+            times: Vec::new(),
+            stdout: String::new(),
+        },
+        Binary {
+            exe: tuned_exe,
+            times: Vec::new(),
+            stdout: String::new(),
+        },
+    ];
+    run_rotation(&mut bins, s.runs);
+    bins
+}
+
+/// Whether clang-19 with Polly is installed.
+pub fn have_polly() -> bool {
+    Command::new("clang-19")
+        .args(["-mllvm", "-polly", "-x", "c", "-c", "-o", "/dev/null", "-"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
