@@ -17,6 +17,8 @@ use crate::npy::{compare, read_raw};
 use crate::run::{run, Exit, RunOptions};
 use crate::{io_err, Error, Result};
 use ir::codegen::{nest_function, CodegenOptions, Nest};
+use ir::interp::Env;
+use std::collections::BTreeSet;
 use ir::Program;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
@@ -480,4 +482,50 @@ impl Cutout {
             Err(e) => Err(e),
         }
     }
+}
+
+/// Integer inputs of a nest version (sizes, control loop variables) from its saved data.
+pub fn env_of(data: &Path, nest: &Nest, version: u64) -> Env {
+    let mut env = Env::new();
+    for s in nest.scalars.iter().filter(|s| !s.dtype.is_float()) {
+        let path = data
+            .join(&s.name)
+            .join(format!("{}_{version}.npy", nest.name));
+        if let Ok(raw) = read_raw(&path) {
+            let v = match raw.data.len() {
+                8 => i64::from_le_bytes(raw.data[..8].try_into().expect("8 bytes")),
+                4 => i32::from_le_bytes(raw.data[..4].try_into().expect("4 bytes")) as i64,
+                2 => i16::from_le_bytes(raw.data[..2].try_into().expect("2 bytes")) as i64,
+                1 => raw.data[0] as i8 as i64,
+                _ => continue,
+            };
+            env = env.with(&s.name, v);
+        }
+    }
+    env
+}
+
+/// Versions of `nest` whose inputs were saved.
+pub fn saved_versions(data: &Path, nest: &Nest) -> Vec<u64> {
+    let Some(probe) = nest
+        .arrays
+        .first()
+        .or(nest.scalars.first().map(|s| &s.name))
+    else {
+        return Vec::new();
+    };
+    let mut v = BTreeSet::new();
+    if let Ok(rd) = std::fs::read_dir(data.join(probe)) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(rest) = name.strip_prefix(&format!("{}_", nest.name)) {
+                if let Some(num) = rest.strip_suffix(".npy") {
+                    if let Ok(n) = num.parse() {
+                        v.insert(n);
+                    }
+                }
+            }
+        }
+    }
+    v.into_iter().collect()
 }

@@ -5,19 +5,15 @@
 
 use crate::run::{dry_run, RunConfig, SAVE_BUDGET};
 use crate::{Error, Result};
-use ir::codegen::Nest;
-use ir::interp::Env;
 use profiling::cachemodel::{model, model_warm, CacheSpec};
 use profiling::cutout::{BuildRecord, Cutout, CutoutRun};
 use profiling::machine::{machine, MachineInfo, MachineOptions};
 use profiling::measure::Measure;
-use profiling::npy::read_raw;
 use profiling::phases::Phases;
 use profiling::report::{render_tree, NestPlace, TraceReport};
 use profiling::roofline::{self, Roof, RooflineRow};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Accesses the interpreter walks per nest version before it samples.
@@ -71,52 +67,6 @@ pub struct Profile {
     /// The tree table of the report, as printed.
     pub tree: String,
     pub phases: Vec<profiling::phases::PhaseRecord>,
-}
-
-/// Integer inputs of a nest version (sizes, control loop variables) from its saved data.
-fn env_of(data: &Path, nest: &Nest, version: u64) -> Env {
-    let mut env = Env::new();
-    for s in nest.scalars.iter().filter(|s| !s.dtype.is_float()) {
-        let path = data
-            .join(&s.name)
-            .join(format!("{}_{version}.npy", nest.name));
-        if let Ok(raw) = read_raw(&path) {
-            let v = match raw.data.len() {
-                8 => i64::from_le_bytes(raw.data[..8].try_into().expect("8 bytes")),
-                4 => i32::from_le_bytes(raw.data[..4].try_into().expect("4 bytes")) as i64,
-                2 => i16::from_le_bytes(raw.data[..2].try_into().expect("2 bytes")) as i64,
-                1 => raw.data[0] as i8 as i64,
-                _ => continue,
-            };
-            env = env.with(&s.name, v);
-        }
-    }
-    env
-}
-
-/// Versions of `nest` whose inputs were saved.
-fn saved_versions(data: &Path, nest: &Nest) -> Vec<u64> {
-    let Some(probe) = nest
-        .arrays
-        .first()
-        .or(nest.scalars.first().map(|s| &s.name))
-    else {
-        return Vec::new();
-    };
-    let mut v = BTreeSet::new();
-    if let Ok(rd) = std::fs::read_dir(data.join(probe)) {
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(rest) = name.strip_prefix(&format!("{}_", nest.name)) {
-                if let Some(num) = rest.strip_suffix(".npy") {
-                    if let Ok(n) = num.parse() {
-                        v.insert(n);
-                    }
-                }
-            }
-        }
-    }
-    v.into_iter().collect()
 }
 
 fn cache_specs(m: Option<&MachineInfo>) -> Vec<CacheSpec> {
@@ -221,7 +171,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<Profile> {
             nest: &nest.name,
             line,
         };
-        for v in saved_versions(&data, nest) {
+        for v in profiling::cutout::saved_versions(&data, nest) {
             let run = {
                 let _g = phases.scope("measure");
                 cutout.run(
@@ -238,7 +188,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<Profile> {
             record.run_s += run.stats.median;
             np.runs.push(run);
             let _g = phases.scope("model");
-            let env = env_of(&data, nest, v);
+            let env = profiling::cutout::env_of(&data, nest, v);
             let counts =
                 ir::counts::nest_counts(program, nest.region, nest.root, &env, MODEL_LIMIT);
             // Unflushed cutouts start with their inputs in cache (restored just before).
