@@ -5,7 +5,10 @@
 #   scripts/bootstrap.sh test   install what is needed, run the whole test suite
 #
 # What it installs (only when missing): a C compiler with OpenMP (gcc, libgomp) from
-# Debian's packages. Rust (cargo) must already be on the machine.
+# Debian's packages; python3-venv; libtorch 2.13.0 as the PyPI package torch==2.13.0 in
+# a virtual environment outside the checkout ($TUNE_TORCH_VENV, default
+# ~/.cache/tune/torch-venv), which the tch crate links (LIBTORCH_USE_PYTORCH=1).
+# Rust (cargo) must already be on the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +28,25 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
 fi
+# libtorch for the embedding model (crate `models`, through tch 0.26).
+venv="${TUNE_TORCH_VENV:-$HOME/.cache/tune/torch-venv}"
+if ! "$venv/bin/python" -c 'import torch, sys; sys.exit(torch.__version__.split("+")[0] != "2.13.0")' >/dev/null 2>&1; then
+  if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c 'import ensurepip' >/dev/null 2>&1; then
+    say "installing python3-venv"
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
+  fi
+  say "installing torch==2.13.0 into $venv (libtorch for tch; a large download, once)"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check torch==2.13.0
+fi
+export LIBTORCH_USE_PYTORCH=1
+export PATH="$venv/bin:$PATH"
+torch_lib=$("$venv/bin/python" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
+export LD_LIBRARY_PATH="$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
 if ! command -v cargo >/dev/null 2>&1; then
   echo "bootstrap: cargo not found; install the Rust toolchain (rustup) first" >&2
   exit 1

@@ -3,10 +3,13 @@
 //! A suite (`datasets/suite.json`) lists programs with their family, flags and the file
 //! of expected loop verdicts; a preset (MINI .. EXTRALARGE) picks the problem size with
 //! `-D<PRESET>_DATASET`. The programs are plain C files under `datasets/programs/`,
-//! written by this project from the algorithms' mathematics.
+//! written by this project from the algorithms' mathematics. [`synth`] generates more,
+//! seeded and in the same conventions, as training data for the embedding model.
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+
+pub mod synth;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -68,7 +71,9 @@ pub struct Program {
     pub family: String,
     /// Extra cc flags (e.g. `-lm`).
     pub flags: Vec<String>,
-    /// Expected loop verdicts, relative to the manifest's folder.
+    /// Expected loop verdicts, relative to the manifest's folder; empty when the suite
+    /// has no verdict tables (generated suites, see [`synth`]).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub verdicts: String,
 }
 
@@ -126,6 +131,12 @@ impl Suite {
 
     /// The expected verdict table of a program (see [`verdict_table`]).
     pub fn expected_verdicts(&self, p: &Program) -> Result<String, Error> {
+        if p.verdicts.is_empty() {
+            return Err(Error::Manifest {
+                path: self.dir.join("suite.json").display().to_string(),
+                message: format!("program '{}' has no verdict table", p.name),
+            });
+        }
         let path = self.dir.join(&p.verdicts);
         std::fs::read_to_string(&path).map_err(|e| Error::Manifest {
             path: path.display().to_string(),

@@ -90,8 +90,9 @@ fn a_recipe_moves_to_the_loops_with_the_same_roles() {
                 at: 0,
                 schedule: Schedule::Static,
                 chunk: None,
+                collapse: None,
             },
-            Step::Vectorize { at: 2 },
+            Step::Vectorize { at: 2, width: None },
         ],
     };
     let described = describe(&src, n.region, n.root, &recipe).unwrap();
@@ -115,8 +116,9 @@ fn a_recipe_moves_to_the_loops_with_the_same_roles() {
                 at: 0,
                 schedule: Schedule::Static,
                 chunk: None,
+                collapse: None,
             },
-            Step::Vectorize { at: 2 },
+            Step::Vectorize { at: 2, width: None },
         ]
     );
     let t = apply(&dst, m.region, m.root, &fitted.recipe).unwrap();
@@ -138,9 +140,10 @@ fn the_same_nest_gets_the_same_recipe_back() {
                 at: 0,
                 schedule: Schedule::Dynamic,
                 chunk: Some(4),
+                collapse: None,
             },
-            Step::Vectorize { at: 3 },
-            Step::Vectorize { at: 1 },
+            Step::Vectorize { at: 3, width: None },
+            Step::Vectorize { at: 1, width: None },
         ],
     };
     let d = describe(&p, n.region, n.root, &recipe).unwrap();
@@ -162,6 +165,7 @@ fn tile_sizes_are_fitted_to_trip_counts_and_misfits_are_dropped() {
             Step::Tile {
                 at: 0,
                 sizes: vec![64, 64, 128],
+                inner: vec![],
             },
             // After tiling there are six loops; position 5 is the innermost point loop.
             Step::Unroll { at: 5, factor: 4 },
@@ -178,6 +182,7 @@ fn tile_sizes_are_fitted_to_trip_counts_and_misfits_are_dropped() {
         Step::Tile {
             at: 0,
             sizes: vec![50, 40, 60],
+            inner: vec![],
         }
     );
     assert_eq!(fitted.recipe.steps[1], Step::Unroll { at: 5, factor: 4 });

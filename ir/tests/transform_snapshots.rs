@@ -1,10 +1,11 @@
-//! Snapshots of the C that each recipe step generates.
+//! Snapshots of the C that each recipe step generates, and the refusals of steps that
+//! do not apply or are illegal.
 //! Update with `INSTA_UPDATE=always cargo test -p ir --test transform_snapshots`.
 
 use ir::codegen::{nest_function_with, nests, CodegenOptions};
-use ir::transform::{apply, Recipe, Schedule, Step};
+use ir::transform::{apply, Recipe, Refusal, Schedule, Step, Transformed};
 
-fn transformed(program: &str, nest: usize, steps: Vec<Step>) -> String {
+fn load(program: &str) -> ir::Program {
     let path = format!(
         "{}/../datasets/programs/{program}.c",
         env!("CARGO_MANIFEST_DIR")
@@ -13,11 +14,41 @@ fn transformed(program: &str, nest: usize, steps: Vec<Step>) -> String {
         flags: vec!["-DMINI_DATASET".into()],
         ..Default::default()
     };
-    let parsed = ir::load(&path, &fopts).unwrap();
-    let n = nests(&parsed.program).remove(nest);
-    let t = apply(&parsed.program, n.region, n.root, &Recipe { steps }).unwrap();
-    assert!(ir::verify::verify(&t.program).is_empty());
-    nest_function_with(&t.program, &n, &t.root, CodegenOptions::default())
+    ir::load(&path, &fopts).unwrap().program
+}
+
+fn try_apply(
+    program: &str,
+    nest: usize,
+    steps: Vec<Step>,
+) -> Result<(String, Transformed), Refusal> {
+    let p = load(program);
+    let n = nests(&p).remove(nest);
+    let t = apply(&p, n.region, n.root, &Recipe { steps })?;
+    let errors = ir::verify::verify(&t.program);
+    assert!(errors.is_empty(), "{errors:?}");
+    let c = nest_function_with(&t.program, &n, &t.root, CodegenOptions::default());
+    Ok((c, t))
+}
+
+fn transformed(program: &str, nest: usize, steps: Vec<Step>) -> String {
+    try_apply(program, nest, steps).unwrap().0
+}
+
+fn refusal(program: &str, nest: usize, steps: Vec<Step>) -> Refusal {
+    match try_apply(program, nest, steps) {
+        Err(r) => r,
+        Ok((c, _)) => panic!("applied:\n{c}"),
+    }
+}
+
+fn par(at: usize, collapse: Option<u32>) -> Step {
+    Step::Parallelize {
+        at,
+        schedule: Schedule::Static,
+        chunk: None,
+        collapse,
+    }
 }
 
 #[test]
@@ -39,7 +70,8 @@ fn tile_two_levels_of_a_band() {
         0,
         vec![Step::Tile {
             at: 2,
-            sizes: vec![32, 64]
+            sizes: vec![32, 64],
+            inner: vec![],
         }]
     ));
 }
@@ -52,14 +84,19 @@ fn parallelize_with_schedule_and_lastprivate() {
         vec![Step::Parallelize {
             at: 0,
             schedule: Schedule::Dynamic,
-            chunk: Some(4)
+            chunk: Some(4),
+            collapse: None,
         }]
     ));
 }
 
 #[test]
 fn vectorize_innermost() {
-    insta::assert_snapshot!(transformed("gemm", 0, vec![Step::Vectorize { at: 3 }]));
+    insta::assert_snapshot!(transformed(
+        "gemm",
+        0,
+        vec![Step::Vectorize { at: 3, width: None }]
+    ));
 }
 
 #[test]
@@ -68,5 +105,305 @@ fn unroll() {
         "trisolv",
         0,
         vec![Step::Unroll { at: 0, factor: 4 }]
+    ));
+}
+
+#[test]
+fn unroll_and_jam_of_the_gemm_row_loop() {
+    // i { j; k { j } }: four rows per iteration, jammed into both j loops and into k.
+    let c = transformed("gemm", 0, vec![Step::UnrollJam { at: 0, factor: 4 }]);
+    assert!(c.contains("i += 4") && c.contains("if (i + 3 < ni)"), "{c}");
+    assert_eq!(
+        c.matches("C[i + 3][j] += alpha * A[i + 3][k] * B[k][j];")
+            .count(),
+        1
+    );
+    insta::assert_snapshot!(c);
+}
+
+#[test]
+fn unroll_and_jam_renames_declarations_per_copy() {
+    // 2mm: j { double s = 0; k { s += ... }; tmp[i][j] = s; } by 2: s and s_1.
+    let c = transformed("2mm", 0, vec![Step::UnrollJam { at: 1, factor: 2 }]);
+    assert!(c.contains("double s_1 = 0.0;"), "{c}");
+    assert!(c.contains("s_1 += alpha * A[i][k] * B[k][j + 1];"), "{c}");
+    insta::assert_snapshot!(c);
+}
+
+#[test]
+fn scalar_replacement_after_unroll_and_jam() {
+    // i { j; j { k } } after the interchange; rows by 4, then four accumulators in k.
+    let c = transformed(
+        "gemm",
+        0,
+        vec![
+            Step::Interchange {
+                at: 2,
+                order: vec![1, 0],
+            },
+            Step::UnrollJam { at: 0, factor: 4 },
+            Step::ScalarReplace { at: 3 },
+        ],
+    );
+    for r in ["C_s", "C_s1", "C_s2", "C_s3"] {
+        assert!(c.contains(&format!("double {r};")), "{c}");
+    }
+    assert!(c.contains("C_s3 += alpha * A[i + 3][k] * B[k][j];"), "{c}");
+    assert!(c.contains("C[i + 3][j] = C_s3;"), "{c}");
+    insta::assert_snapshot!(c);
+}
+
+#[test]
+fn scalar_replacement_in_a_reduction_loop() {
+    let c = transformed(
+        "gemm",
+        0,
+        vec![
+            Step::Interchange {
+                at: 2,
+                order: vec![1, 0],
+            },
+            Step::ScalarReplace { at: 3 },
+        ],
+    );
+    insta::assert_snapshot!(c);
+}
+
+#[test]
+fn tile_with_a_second_level() {
+    let c = transformed(
+        "gemm",
+        0,
+        vec![Step::Tile {
+            at: 2,
+            sizes: vec![32, 64],
+            inner: vec![8, 16],
+        }],
+    );
+    assert!(c.contains("k_u += 8") && c.contains("j_u += 16"), "{c}");
+    insta::assert_snapshot!(c);
+}
+
+#[test]
+fn retiling_point_loops() {
+    // The point loops of a first tiling (min-bounded) tile again.
+    let c = transformed(
+        "jacobi-2d",
+        0,
+        vec![
+            Step::Tile {
+                at: 0,
+                sizes: vec![16, 16],
+                inner: vec![],
+            },
+            Step::Tile {
+                at: 2,
+                sizes: vec![4, 4],
+                inner: vec![],
+            },
+        ],
+    );
+    insta::assert_snapshot!(c);
+}
+
+#[test]
+fn parallelize_with_collapse() {
+    let c = transformed("jacobi-2d", 0, vec![par(0, Some(2))]);
+    assert!(
+        c.contains("#pragma omp parallel for collapse(2) schedule(static)"),
+        "{c}"
+    );
+    insta::assert_snapshot!(c);
+}
+
+#[test]
+fn vectorize_with_width() {
+    let c = transformed(
+        "gemm",
+        0,
+        vec![Step::Vectorize {
+            at: 3,
+            width: Some(4),
+        }],
+    );
+    assert!(c.contains("#pragma omp simd simdlen(4)"), "{c}");
+}
+
+#[test]
+fn fission_and_fusion_undo_each_other() {
+    // syrk: i { j { C[i][j] *= beta; k { ... } } }: j splits in two, and fuses back.
+    let split = transformed("syrk", 0, vec![Step::Fission { at: 1 }]);
+    insta::assert_snapshot!(split);
+    let original = transformed("syrk", 0, vec![]);
+    let fused = transformed(
+        "syrk",
+        0,
+        vec![Step::Fission { at: 1 }, Step::Fuse { at: 1 }],
+    );
+    assert_eq!(fused, original);
+}
+
+#[test]
+fn skewed_seidel_tiles_as_a_parallelogram() {
+    // (t, i, j) -> (t, i + 2t, j + i + 2t) makes the sweep fully permutable.
+    let steps = vec![
+        Step::Skew { at: 0, factor: 2 },
+        Step::Skew { at: 1, factor: 1 },
+        Step::Tile {
+            at: 0,
+            sizes: vec![4, 8, 8],
+            inner: vec![],
+        },
+    ];
+    let c = transformed("seidel-2d", 0, steps);
+    insta::assert_snapshot!(c);
+    // Unskewed, the same tiling is illegal.
+    assert!(matches!(
+        refusal(
+            "seidel-2d",
+            0,
+            vec![Step::Tile {
+                at: 0,
+                sizes: vec![4, 8, 8],
+                inner: vec![]
+            }]
+        ),
+        Refusal::Illegal { .. }
+    ));
+}
+
+#[test]
+fn unroll_and_jam_refusals() {
+    // seidel-2d: t { i { j } } carries (<, >, ..) and i carries (<, >): both illegal.
+    for at in [0, 1] {
+        match refusal("seidel-2d", 0, vec![Step::UnrollJam { at, factor: 2 }]) {
+            Refusal::Illegal { why, .. } => assert!(why.contains("backwards"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+    // A directive in the band.
+    assert!(matches!(
+        refusal(
+            "gemm",
+            0,
+            vec![
+                Step::Vectorize { at: 3, width: None },
+                Step::UnrollJam { at: 0, factor: 2 },
+            ]
+        ),
+        Refusal::NotApplicable { .. }
+    ));
+    // Factor out of range.
+    assert!(matches!(
+        refusal("gemm", 0, vec![Step::UnrollJam { at: 0, factor: 1 }]),
+        Refusal::NotApplicable { .. }
+    ));
+}
+
+#[test]
+fn scalar_replacement_refusals() {
+    // lu: j { k { A[i][j] -= A[i][k] * A[k][j] } }: A[i][j] stays fixed in k, but
+    // A[i][k] may be the same element (the analysis does not use k < i <= j).
+    match refusal("lu", 1, vec![Step::ScalarReplace { at: 1 }]) {
+        Refusal::Illegal { why, .. } => {
+            assert!(
+                why.contains("A[i][k] may be the same element as A[i][j]"),
+                "{why}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    // The root has nowhere to put the load and the store.
+    assert!(matches!(
+        refusal("gemm", 0, vec![Step::ScalarReplace { at: 0 }]),
+        Refusal::NotApplicable { .. }
+    ));
+    // gemm's k loop writes C[i][j] for every j: nothing stays fixed.
+    assert!(matches!(
+        refusal("gemm", 0, vec![Step::ScalarReplace { at: 2 }]),
+        Refusal::NotApplicable { .. }
+    ));
+}
+
+#[test]
+fn tiling_collapse_and_simd_refusals() {
+    // Inner sizes must divide the outer ones.
+    assert!(matches!(
+        refusal(
+            "gemm",
+            0,
+            vec![Step::Tile {
+                at: 2,
+                sizes: vec![32, 64],
+                inner: vec![12, 16],
+            }]
+        ),
+        Refusal::NotApplicable { .. }
+    ));
+    // gemm's i holds two loops: no band of two to collapse.
+    assert!(matches!(
+        refusal("gemm", 0, vec![par(0, Some(2))]),
+        Refusal::NotApplicable { .. }
+    ));
+    // i { j { k } } after the interchange: k is a reduction, not collapsible with j.
+    assert!(matches!(
+        refusal(
+            "gemm",
+            0,
+            vec![
+                Step::Interchange {
+                    at: 2,
+                    order: vec![1, 0]
+                },
+                par(2, Some(2)),
+            ]
+        ),
+        Refusal::Illegal { .. }
+    ));
+    // No directive inside a collapsed band.
+    assert!(matches!(
+        refusal(
+            "jacobi-2d",
+            0,
+            vec![par(0, Some(2)), Step::Vectorize { at: 1, width: None }]
+        ),
+        Refusal::NotApplicable { .. }
+    ));
+    assert!(matches!(
+        refusal(
+            "gemm",
+            0,
+            vec![Step::Vectorize {
+                at: 3,
+                width: Some(3)
+            }]
+        ),
+        Refusal::NotApplicable { .. }
+    ));
+}
+
+#[test]
+fn fission_and_fusion_refusals() {
+    // atax: i { tmp[i] = 0; j { tmp[i] += ... }; j { y[j] += A[i][j] * tmp[i] } }: the
+    // second j loop needs all of tmp[i].
+    match refusal("atax", 1, vec![Step::Fuse { at: 1 }]) {
+        Refusal::Illegal { why, .. } => assert!(why.contains("'tmp'"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    // adi: j { ..; i { den = ..; p[i][j] = -r / den; q[i][j] = .. q[i - 1][j] .. } }: den
+    // and p[i - 1][j] tie the statements of the i loop together.
+    assert!(matches!(
+        refusal("adi", 0, vec![Step::Fission { at: 1 }]),
+        Refusal::Illegal { .. }
+    ));
+    // A nest is one loop: its root does not split.
+    assert!(matches!(
+        refusal("gemm", 0, vec![Step::Fission { at: 0 }]),
+        Refusal::NotApplicable { .. }
+    ));
+    // gemm: j is followed by k, whose header differs.
+    assert!(matches!(
+        refusal("gemm", 0, vec![Step::Fuse { at: 1 }]),
+        Refusal::NotApplicable { .. }
     ));
 }

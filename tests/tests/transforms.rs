@@ -1,6 +1,9 @@
 //! A legal recipe never changes results: random recipes on every dataset program
 //! (MINI) are either refused by legality, or build, run and produce outputs equal to
 //! the original's (within the float tolerance of `profiling::npy::compare`).
+//! Recipes draw from every step kind (interchange, one- and two-level tiling,
+//! parallelization with collapse, simd with widths, unrolling, unroll-and-jam, scalar
+//! replacement, fission, fusion, skewing).
 
 use datasets::{Preset, Suite};
 use ir::transform::{apply, Recipe, Refusal, Schedule, Step};
@@ -25,7 +28,7 @@ impl Rng {
 
 fn random_step(rng: &mut Rng, loops: usize) -> Step {
     let at = rng.below(loops);
-    match rng.below(5) {
+    match rng.below(12) {
         0 => {
             let m = 2 + rng.below(2);
             let mut order: Vec<usize> = (0..m).collect();
@@ -36,10 +39,13 @@ fn random_step(rng: &mut Rng, loops: usize) -> Step {
         }
         1 => {
             let m = 1 + rng.below(3);
-            Step::Tile {
-                at,
-                sizes: (0..m).map(|_| [2, 4, 8, 16, 32][rng.below(5)]).collect(),
-            }
+            let sizes: Vec<i64> = (0..m).map(|_| [2, 4, 8, 16, 32][rng.below(5)]).collect();
+            let inner = if rng.below(3) == 0 {
+                sizes.iter().map(|s| s / 2).collect()
+            } else {
+                Vec::new()
+            };
+            Step::Tile { at, sizes, inner }
         }
         2 => Step::Parallelize {
             at,
@@ -49,11 +55,27 @@ fn random_step(rng: &mut Rng, loops: usize) -> Step {
                 Schedule::Dynamic
             },
             chunk: [None, Some(1), Some(4)][rng.below(3)],
+            collapse: [None, None, Some(2)][rng.below(3)],
         },
-        3 => Step::Vectorize { at },
-        _ => Step::Unroll {
+        3 => Step::Vectorize {
+            at,
+            width: [None, None, Some(4)][rng.below(3)],
+        },
+        4 => Step::Unroll {
             at,
             factor: [2, 4, 8][rng.below(3)],
+        },
+        // Factor 3 leaves remainders at the MINI sizes.
+        5 | 6 => Step::UnrollJam {
+            at,
+            factor: [2, 3, 4][rng.below(3)],
+        },
+        7 | 8 => Step::ScalarReplace { at },
+        9 => Step::Fission { at },
+        10 => Step::Fuse { at },
+        _ => Step::Skew {
+            at,
+            factor: 1 + rng.below(2) as i64,
         },
     }
 }
@@ -124,21 +146,33 @@ fn random_recipes_are_refused_or_verified_on_every_program() {
                 .find(|l| l.id == c.nest.root)
                 .unwrap();
             let loops = 1 + ir::program::loops(&root.body).len();
-            for _ in 0..3 {
-                let steps = (0..1 + rng.below(3))
-                    .map(|_| random_step(&mut rng, loops))
-                    .collect();
-                let recipe = Recipe { steps };
-                match run(&c, &recipe, dir.path()) {
-                    Err(_) => refused += 1,
-                    Ok(Verdict::Verified) => applied += 1,
-                    Ok(other) => failures.push(format!(
-                        "{} {}: {recipe:?}: {}",
-                        p.name,
-                        c.nest.name,
-                        other.describe()
-                    )),
+            // One recipe per nest, built step by step: each step is drawn up to three
+            // times until the recipe so far applies; every refused draw counts.
+            let mut recipe = Recipe::default();
+            for _ in 0..1 + rng.below(3) {
+                for _ in 0..3 {
+                    recipe.steps.push(random_step(&mut rng, loops));
+                    match apply(&c.program, c.nest.region, c.nest.root, &recipe) {
+                        Ok(_) => break,
+                        Err(_) => {
+                            refused += 1;
+                            recipe.steps.pop();
+                        }
+                    }
                 }
+            }
+            if recipe.steps.is_empty() {
+                continue;
+            }
+            match run(&c, &recipe, dir.path()) {
+                Err(r) => failures.push(format!("{} {}: {recipe:?}: {r}", p.name, c.nest.name)),
+                Ok(Verdict::Verified) => applied += 1,
+                Ok(other) => failures.push(format!(
+                    "{} {}: {recipe:?}: {}",
+                    p.name,
+                    c.nest.name,
+                    other.describe()
+                )),
             }
         }
     }
@@ -170,6 +204,7 @@ fn interchanging_a_gauss_seidel_sweep_is_refused() {
         steps: vec![Step::Tile {
             at: 1,
             sizes: vec![8, 8],
+            inner: vec![],
         }],
     };
     assert!(matches!(
@@ -181,6 +216,7 @@ fn interchanging_a_gauss_seidel_sweep_is_refused() {
             at: 2,
             schedule: Schedule::Static,
             chunk: None,
+            collapse: None,
         }],
     };
     assert!(matches!(
@@ -199,13 +235,15 @@ fn gemm_tiled_interchanged_and_parallel_still_verifies() {
             Step::Tile {
                 at: 2,
                 sizes: vec![8, 16],
+                inner: vec![],
             },
             Step::Parallelize {
                 at: 0,
                 schedule: Schedule::Static,
                 chunk: None,
+                collapse: None,
             },
-            Step::Vectorize { at: 5 },
+            Step::Vectorize { at: 5, width: None },
         ],
     };
     let t = apply(&c.program, c.nest.region, c.nest.root, &r).unwrap();
@@ -242,6 +280,7 @@ fn triangular_bands_are_not_tiled_and_stencil_bands_are() {
         steps: vec![Step::Tile {
             at: 0,
             sizes: vec![4, 4],
+            inner: vec![],
         }],
     };
     assert!(matches!(
@@ -258,8 +297,121 @@ fn triangular_bands_are_not_tiled_and_stencil_bands_are() {
             Step::Tile {
                 at: 0,
                 sizes: vec![8, 8],
+                inner: vec![],
             },
         ],
     };
     assert_eq!(run(&j2[0], &r, dir.path()).unwrap(), Verdict::Verified);
+}
+
+#[test]
+fn register_tiled_gemm_still_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = setup("gemm", dir.path()).remove(0);
+    // i { j; k { j } } -> i { j; j { k } } -> k-j tiles -> rows by 4 jammed into every
+    // loop -> four accumulators in the point k loop -> simd on the scaling loop.
+    // NI = 20 rows: with 3 rows per block the remainder runs too.
+    for rows in [4, 3] {
+        let r = Recipe {
+            steps: vec![
+                Step::Interchange {
+                    at: 2,
+                    order: vec![1, 0],
+                },
+                Step::Tile {
+                    at: 2,
+                    sizes: vec![8, 16],
+                    inner: vec![],
+                },
+                Step::UnrollJam {
+                    at: 0,
+                    factor: rows,
+                },
+                Step::ScalarReplace { at: 5 },
+                Step::Vectorize {
+                    at: 1,
+                    width: Some(4),
+                },
+            ],
+        };
+        let t = apply(&c.program, c.nest.region, c.nest.root, &r).unwrap();
+        let source = c.variant("regtile", &t).source;
+        let last = rows - 1;
+        assert!(
+            source.contains(&format!("i += {rows}"))
+                && source.contains(&format!("if (i + {last} < ni)"))
+                && source.contains("#pragma omp simd simdlen(4)")
+                && source.contains(&format!("C_s{last} += alpha * A[i + {last}][k] * B[k][j];")),
+            "{source}"
+        );
+        assert_eq!(run(&c, &r, dir.path()).unwrap(), Verdict::Verified, "{r:?}");
+    }
+}
+
+#[test]
+fn new_steps_verify_on_their_programs() {
+    let dir = tempfile::tempdir().unwrap();
+    // seidel-2d skewed to a fully permutable band, tiled as a parallelogram.
+    let seidel = setup("seidel-2d", dir.path()).remove(0);
+    let r = Recipe {
+        steps: vec![
+            Step::Skew { at: 0, factor: 2 },
+            Step::Skew { at: 1, factor: 1 },
+            Step::Tile {
+                at: 0,
+                sizes: vec![4, 8, 8],
+                inner: vec![],
+            },
+        ],
+    };
+    assert_eq!(run(&seidel, &r, dir.path()).unwrap(), Verdict::Verified);
+    // The sweep's own order cannot be jammed.
+    let uj = Recipe {
+        steps: vec![Step::UnrollJam { at: 0, factor: 2 }],
+    };
+    assert!(matches!(
+        apply(&seidel.program, seidel.nest.region, seidel.nest.root, &uj),
+        Err(Refusal::Illegal { .. })
+    ));
+    // 2mm: j by 3 jammed into k (a declared accumulator per copy, remainder 18 % 3 = 0
+    // and 16 rows of i by 3 leave one), two-level tiles of i-j, collapse(2).
+    let mm = setup("2mm", dir.path());
+    let r = Recipe {
+        steps: vec![
+            Step::UnrollJam { at: 1, factor: 3 },
+            Step::UnrollJam { at: 0, factor: 3 },
+        ],
+    };
+    assert_eq!(run(&mm[0], &r, dir.path()).unwrap(), Verdict::Verified);
+    // 2mm's second nest: both parallel loops collapsed, D[i][j] kept in a scalar over
+    // k; then two-level tiles of the i-j band.
+    let r = Recipe {
+        steps: vec![
+            Step::Parallelize {
+                at: 0,
+                schedule: Schedule::Static,
+                chunk: None,
+                collapse: Some(2),
+            },
+            Step::ScalarReplace { at: 2 },
+        ],
+    };
+    let t = apply(&mm[1].program, mm[1].nest.region, mm[1].nest.root, &r).unwrap();
+    assert!(t.openmp && t.root.pragmas[0].contains("collapse(2)"));
+    assert_eq!(run(&mm[1], &r, dir.path()).unwrap(), Verdict::Verified);
+    let r = Recipe {
+        steps: vec![Step::Tile {
+            at: 0,
+            sizes: vec![8, 8],
+            inner: vec![4, 2],
+        }],
+    };
+    assert_eq!(run(&mm[1], &r, dir.path()).unwrap(), Verdict::Verified);
+    // syrk: j split into the scaling and the update, then the update's k loop keeps
+    // C[i][j] in a scalar.
+    let syrk = setup("syrk", dir.path()).remove(0);
+    let r = Recipe {
+        steps: vec![Step::Fission { at: 1 }, Step::ScalarReplace { at: 3 }],
+    };
+    assert_eq!(run(&syrk, &r, dir.path()).unwrap(), Verdict::Verified);
 }

@@ -4,6 +4,8 @@
 //! find its nests and their loop verdicts, generate the instrumented program, build it
 //! and run it with Save.
 
+pub mod database;
+pub mod pipeline;
 pub mod profile;
 pub mod records;
 pub mod run;

@@ -1,5 +1,7 @@
 //! The `tune` command line.
 
+mod cmd_db;
+
 use clap::{CommandFactory, Parser, Subcommand};
 use profiling::build::Toolchain;
 use profiling::cc::CcArgs;
@@ -43,11 +45,24 @@ enum Command {
     ///
     /// Example: tune search gemm.c -DMEDIUM_DATASET -lm --budget 50
     Search(SearchArgs),
+    /// Transfer-tune the program: profile each nest on its saved data, embed it, take
+    /// the best recipes of the K nearest tuned nests in the database, re-fit, build,
+    /// measure and verify them, keep the fastest that beats the nest beyond the noise,
+    /// and write the tuned program (default <name>.tuned.c; build it with -fopenmp).
+    ///
+    /// Example: tune apply gemm.c -DMEDIUM_DATASET -lm --top-k 3 --report r.json
+    Apply(ApplyArgs),
     /// Print an instrumentation report (a Chrome trace written by `tune profile`) as a
     /// tree table; with --program NAME, the newest report of that program.
     Report(ReportArgs),
     /// Benchmark this machine: STREAM-style bandwidth, peak FLOP/s, caches (cached per host).
     Machine(MachineArgs),
+    /// The tuning database: build (search a suite), list, merge, embed, eval.
+    #[command(subcommand)]
+    Db(cmd_db::DbCommand),
+    /// The embedding model: train, eval.
+    #[command(subcommand)]
+    Model(cmd_db::ModelCommand),
 }
 
 #[derive(clap::Args)]
@@ -122,6 +137,42 @@ struct SearchArgs {
     /// -fopenmp when the recipes parallelize).
     #[arg(short = 'o', long = "output", value_name = "OUT.c")]
     output: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct ApplyArgs {
+    #[command(flatten)]
+    program: ProgramArgs,
+    /// The tuned program (default: <name>.tuned.c beside the source).
+    #[arg(short = 'o', long = "output", value_name = "OUT.c")]
+    output: Option<PathBuf>,
+    /// Nearest database entries whose recipes are tried.
+    #[arg(long = "top-k", value_name = "K", default_value_t = 3)]
+    top_k: usize,
+    /// Tuning database (default: models/default/tune.db, or $TUNE_MODELS/tune.db).
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// Model checkpoint folder (default: models/default/model).
+    #[arg(long, value_name = "PATH")]
+    model: Option<PathBuf>,
+    /// Runs before timing, per variant.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    warmup: u32,
+    /// Timed runs per variant.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    repetitions: u32,
+    /// Write the full report as JSON.
+    #[arg(long, value_name = "R.json")]
+    report: Option<PathBuf>,
+    /// Say why each candidate was kept or refused.
+    #[arg(long)]
+    explain: bool,
+    /// Retrieve by static features only (skip performance features).
+    #[arg(long)]
+    static_only: bool,
+    /// Seconds before a candidate run is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    timeout: f64,
 }
 
 #[derive(clap::Args)]
@@ -221,6 +272,10 @@ fn split_argv(argv: Vec<String>) -> (Vec<String>, Vec<String>) {
     if argv.len() < 3 {
         return (argv, Vec::new());
     }
+    // Only commands that take a program split off cc flags.
+    if !["run", "profile", "search", "apply"].contains(&argv[1].as_str()) {
+        return (argv, Vec::new());
+    }
     let cmd = Cli::command();
     let sub = cmd.find_subcommand(&argv[1]);
     let mut rest: Vec<String> = argv[2..].to_vec();
@@ -282,8 +337,11 @@ fn main() -> ExitCode {
         Command::Run(a) => cmd_run(a, program_args),
         Command::Profile(a) => cmd_profile(a, program_args),
         Command::Search(a) => cmd_search(a, program_args),
+        Command::Apply(a) => cmd_apply(a, program_args),
         Command::Report(a) => cmd_report(a),
         Command::Machine(a) => cmd_machine(a),
+        Command::Db(c) => cmd_db::cmd_db(c),
+        Command::Model(c) => cmd_db::cmd_model(c),
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
@@ -419,6 +477,65 @@ fn cmd_search(a: SearchArgs, program_args: Vec<String>) -> Result<i32, Error> {
         );
     } else {
         print!("{}", tuner::search::render(&searched.results));
+    }
+    Ok(0)
+}
+
+fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
+    use tuner::pipeline::{Pipeline, ProgramSpec};
+    let spec = ProgramSpec {
+        args: CcArgs::parse(&a.program.cc)?,
+        function: a.program.function.clone(),
+        program_args,
+    };
+    let mut p = if a.static_only {
+        Pipeline::static_only()
+    } else {
+        Pipeline::full()
+    }
+    .top_k(a.top_k)
+    .measured_with(
+        Measure::default()
+            .warmup(a.warmup)
+            .repetitions(a.repetitions.max(3))
+            .counters(&[]),
+    )
+    .cache_dir(a.program.cache_root());
+    if let Some(db) = &a.db {
+        p = p.db(db);
+    }
+    if let Some(m) = &a.model {
+        p = p.model(m);
+    }
+    p.timeout = Duration::from_secs_f64(a.timeout);
+    let report = p.apply(&spec)?;
+    let out = a.output.clone().unwrap_or_else(|| {
+        let f = PathBuf::from(&report.file);
+        f.with_file_name(format!("{}.tuned.c", report.program))
+    });
+    tuner::run::write_file(&out, &report.source)?;
+    if let Some(r) = &a.report {
+        tuner::run::write_file(
+            r,
+            &serde_json::to_string_pretty(&report).expect("report serializes"),
+        )?;
+    }
+    if a.program.json() {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("report serializes")
+        );
+    } else {
+        print!("{}", tuner::pipeline::render_with(&report, a.explain));
+        println!(
+            "wrote {}{}",
+            out.display(),
+            if report.openmp {
+                " (build with -fopenmp)"
+            } else {
+                ""
+            }
+        );
     }
     Ok(0)
 }

@@ -96,11 +96,13 @@ const TILE_SIZES: [i64; 5] = [8, 16, 32, 64, 128];
 /// step kept is legal.
 pub fn sample(t: Target, rng: &mut Rng) -> Recipe {
     let mut recipe = Recipe::default();
-    let try_push = |recipe: &mut Recipe, step: Step| {
+    let try_push = |recipe: &mut Recipe, step: Step| -> bool {
         recipe.steps.push(step);
-        if !t.legal(recipe) {
+        let ok = t.legal(recipe);
+        if !ok {
             recipe.steps.pop();
         }
+        ok
     };
     // Interchange.
     if rng.chance(0.3) {
@@ -119,23 +121,30 @@ pub fn sample(t: Target, rng: &mut Rng) -> Recipe {
             }
         }
     }
-    // Tiling.
+    // Tiling, sometimes with a second level (tiles of tiles).
     if rng.chance(0.6) {
         if let Some(root) = t.current(&recipe) {
             let b = bands(&root);
             if !b.is_empty() {
                 let (at, m) = b[rng.below(b.len())];
-                let sizes = (0..m)
+                let sizes: Vec<i64> = (0..m)
                     .map(|_| TILE_SIZES[rng.below(TILE_SIZES.len())])
                     .collect();
-                try_push(&mut recipe, Step::Tile { at, sizes });
+                let inner = if rng.chance(0.25) {
+                    sizes.iter().map(|s| s / [2, 4][rng.below(2)]).collect()
+                } else {
+                    Vec::new()
+                };
+                try_push(&mut recipe, Step::Tile { at, sizes, inner });
             }
         }
     }
-    // Parallelization of an outermost parallel loop.
+    // Parallelization of an outermost parallel loop, sometimes collapsed with the
+    // parallel loop right inside it.
     if rng.chance(0.8) {
         if let Some(root) = t.current(&recipe) {
-            let maps: Vec<usize> = preorder(&root)
+            let all = preorder(&root);
+            let maps: Vec<usize> = all
                 .iter()
                 .enumerate()
                 .filter(|(_, l)| l.kind == LoopKind::Map)
@@ -147,14 +156,51 @@ pub fn sample(t: Target, rng: &mut Rng) -> Recipe {
                 } else {
                     Schedule::Dynamic
                 };
-                try_push(
-                    &mut recipe,
-                    Step::Parallelize {
-                        at,
-                        schedule,
-                        chunk: None,
-                    },
-                );
+                let map_inside = matches!(all[at].body.as_slice(),
+                    [Node::Loop(inner)] if inner.kind == LoopKind::Map);
+                let collapse = (map_inside && rng.chance(0.3)).then_some(2);
+                let par = |collapse| Step::Parallelize {
+                    at,
+                    schedule,
+                    chunk: None,
+                    collapse,
+                };
+                if !try_push(&mut recipe, par(collapse)) && collapse.is_some() {
+                    try_push(&mut recipe, par(None));
+                }
+            }
+        }
+    }
+    // Register tiling: unroll-and-jam of a loop that has loops inside (its copies land
+    // in the innermost bodies), then the innermost reductions accumulate in scalars.
+    if rng.chance(0.4) {
+        if let Some(root) = t.current(&recipe) {
+            let outer: Vec<usize> = preorder(&root)
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| {
+                    !ir::program::loops(&l.body).is_empty() && l.pragmas.is_empty() && l.step == 1
+                })
+                .map(|(p, _)| p)
+                .collect();
+            if !outer.is_empty() {
+                let at = outer[rng.below(outer.len())];
+                let factor = [2, 4][rng.below(2)];
+                try_push(&mut recipe, Step::UnrollJam { at, factor });
+            }
+        }
+    }
+    if rng.chance(0.5) {
+        if let Some(root) = t.current(&recipe) {
+            let reductions: Vec<usize> = innermost(&root)
+                .into_iter()
+                .filter(|(p, l)| *p > 0 && l.kind == LoopKind::Reduction)
+                .map(|(p, _)| p)
+                .collect();
+            // Every one (the jammed body and its remainder); replacing wraps a loop and
+            // leaves the positions of the others as they are.
+            for at in reductions.into_iter().rev() {
+                try_push(&mut recipe, Step::ScalarReplace { at });
             }
         }
     }
@@ -164,16 +210,18 @@ pub fn sample(t: Target, rng: &mut Rng) -> Recipe {
             continue;
         }
         if let Some(root) = t.current(&recipe) {
-            let inner: Vec<usize> = preorder(&root)
-                .iter()
-                .enumerate()
-                .filter(|(_, l)| ir::program::loops(&l.body).is_empty() && l.pragmas.is_empty())
+            let inner: Vec<usize> = innermost(&root)
+                .into_iter()
+                .filter(|(_, l)| l.pragmas.is_empty())
                 .map(|(p, _)| p)
                 .collect();
             if !inner.is_empty() {
                 let at = inner[rng.below(inner.len())];
                 let step = if vectorize {
-                    Step::Vectorize { at }
+                    Step::Vectorize {
+                        at,
+                        width: [None, None, Some(4), Some(8)][rng.below(4)],
+                    }
                 } else {
                     Step::Unroll {
                         at,
@@ -185,6 +233,15 @@ pub fn sample(t: Target, rng: &mut Rng) -> Recipe {
         }
     }
     recipe
+}
+
+/// Innermost loops of a nest with their positions.
+fn innermost(root: &Loop) -> Vec<(usize, &Loop)> {
+    preorder(root)
+        .into_iter()
+        .enumerate()
+        .filter(|(_, l)| ir::program::loops(&l.body).is_empty())
+        .collect()
 }
 
 /// Which recipe to try next.
@@ -325,6 +382,10 @@ pub struct NestResult {
 pub struct Searched {
     pub program: Program,
     pub results: Vec<NestResult>,
+    /// The dry run's saved data (inputs and reference outputs of every nest).
+    pub data_dir: std::path::PathBuf,
+    /// The record log of the program.
+    pub records: std::path::PathBuf,
 }
 
 impl Searched {
@@ -543,6 +604,8 @@ pub fn search(cfg: &SearchConfig) -> Result<Searched> {
     Ok(Searched {
         program: program.clone(),
         results,
+        data_dir: dry.cache.data(),
+        records: dry.cache.root.join("records.jsonl"),
     })
 }
 

@@ -1,0 +1,15 @@
+//! `embeddings`: what `tune` knows about a loop nest as numbers, and the database of
+//! nests already tuned.
+//!
+//! [`features`] extracts the static, performance and machine features of a nest;
+//! [`embed`] turns them into model inputs and embeddings through `models`; [`db`] holds
+//! tuned nests with their best recipes and finds the K nearest (exactly); [`codec`] is
+//! the checksummed binary container the database is stored in.
+
+pub mod codec;
+pub mod db;
+pub mod embed;
+pub mod features;
+
+pub use db::{Database, Entry, Neighbour};
+pub use features::{NestFeatures, Normalizer, FEATURE_VERSION};

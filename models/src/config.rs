@@ -1,0 +1,185 @@
+//! Model and training configuration.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Default width of every hidden layer.
+pub const DEFAULT_HIDDEN: usize = 64;
+/// Default width of the embedding.
+pub const DEFAULT_EMBED_DIM: usize = 32;
+/// Default number of message-passing rounds over the loop tree.
+pub const DEFAULT_MESSAGE_ROUNDS: usize = 2;
+/// Largest accepted number of message-passing rounds.
+pub const MAX_MESSAGE_ROUNDS: usize = 8;
+
+/// Shape of the network: input widths (fixed by the caller's feature layout) and the
+/// sizes of the hidden layers and the embedding.
+///
+/// `global_dim`, `machine_dim` and `counter_dim` may be 0, in which case the
+/// corresponding encoder is left out. `loop_dim`, `target_dim`, `hidden` and `embed_dim`
+/// must be at least 1; `access_dim` may be 0 (an access is then described only by the
+/// hidden state of its loop).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelConfig {
+    /// Width of one loop row ([`NestInput::loops`](crate::NestInput::loops)).
+    pub loop_dim: usize,
+    /// Width of one access row ([`NestInput::accesses`](crate::NestInput::accesses)).
+    pub access_dim: usize,
+    /// Width of [`NestInput::global`](crate::NestInput::global).
+    pub global_dim: usize,
+    /// Width of [`NestInput::machine`](crate::NestInput::machine).
+    pub machine_dim: usize,
+    /// Width of [`NestInput::counters`](crate::NestInput::counters) (and of the mask).
+    pub counter_dim: usize,
+    /// Number of performance targets predicted by the head.
+    pub target_dim: usize,
+    /// Width of every hidden layer (default [`DEFAULT_HIDDEN`]).
+    pub hidden: usize,
+    /// Width of the embedding (default [`DEFAULT_EMBED_DIM`]).
+    pub embed_dim: usize,
+    /// Rounds of message passing along the loop tree (default [`DEFAULT_MESSAGE_ROUNDS`]).
+    pub message_rounds: usize,
+    /// L2-normalize the embedding inside the network (the head then sees unit vectors,
+    /// and [`Model::embed`](crate::Model::embed) returns unit vectors). Default `true`.
+    pub normalize_embedding: bool,
+}
+
+impl ModelConfig {
+    /// A configuration for the given input and target widths, with default hidden sizes.
+    pub fn new(
+        loop_dim: usize,
+        access_dim: usize,
+        global_dim: usize,
+        machine_dim: usize,
+        counter_dim: usize,
+        target_dim: usize,
+    ) -> Self {
+        ModelConfig {
+            loop_dim,
+            access_dim,
+            global_dim,
+            machine_dim,
+            counter_dim,
+            target_dim,
+            hidden: DEFAULT_HIDDEN,
+            embed_dim: DEFAULT_EMBED_DIM,
+            message_rounds: DEFAULT_MESSAGE_ROUNDS,
+            normalize_embedding: true,
+        }
+    }
+
+    /// Refuses zero widths where they are not allowed, absurd sizes, and too many rounds.
+    pub fn validate(&self) -> Result<()> {
+        let positive = [
+            ("loop_dim", self.loop_dim),
+            ("target_dim", self.target_dim),
+            ("hidden", self.hidden),
+            ("embed_dim", self.embed_dim),
+        ];
+        for (name, v) in positive {
+            if v == 0 {
+                return Err(Error::Config(format!("{name} must be at least 1")));
+            }
+        }
+        let all = [
+            ("loop_dim", self.loop_dim),
+            ("access_dim", self.access_dim),
+            ("global_dim", self.global_dim),
+            ("machine_dim", self.machine_dim),
+            ("counter_dim", self.counter_dim),
+            ("target_dim", self.target_dim),
+            ("hidden", self.hidden),
+            ("embed_dim", self.embed_dim),
+        ];
+        for (name, v) in all {
+            if v > 1 << 16 {
+                return Err(Error::Config(format!("{name} = {v} is too large")));
+            }
+        }
+        if self.message_rounds > MAX_MESSAGE_ROUNDS {
+            return Err(Error::Config(format!(
+                "message_rounds = {} (at most {MAX_MESSAGE_ROUNDS})",
+                self.message_rounds
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// How to train. `Default` gives seed 0, 100 epochs, learning rate 1e-3, batches of 32,
+/// no ranking term.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainOptions {
+    /// Seed of the weight initialization and of the data order.
+    pub seed: u64,
+    /// Passes over the training set.
+    pub epochs: usize,
+    /// Adam learning rate.
+    pub lr: f64,
+    /// Examples per optimizer step (the last batch of an epoch may be smaller).
+    pub batch_size: usize,
+    /// Weight of the pairwise ranking term (0 = off).
+    pub ranking_weight: f64,
+    /// Margin of the ranking hinge: a better example's prediction should be at least this
+    /// much below a worse one's.
+    pub ranking_margin: f64,
+    /// Which target column the ranking term compares (lower prediction = better).
+    pub ranking_target: usize,
+}
+
+impl Default for TrainOptions {
+    fn default() -> Self {
+        TrainOptions {
+            seed: 0,
+            epochs: 100,
+            lr: 1e-3,
+            batch_size: 32,
+            ranking_weight: 0.0,
+            ranking_margin: 0.1,
+            ranking_target: 0,
+        }
+    }
+}
+
+impl TrainOptions {
+    /// Refuses zero epochs / batch size, non-positive or non-finite learning rate,
+    /// negative ranking weight, a ranking target outside `config`.
+    pub fn validate(&self, config: &ModelConfig) -> Result<()> {
+        if self.epochs == 0 {
+            return Err(Error::Config("epochs must be at least 1".into()));
+        }
+        if self.batch_size == 0 {
+            return Err(Error::Config("batch_size must be at least 1".into()));
+        }
+        if !(self.lr.is_finite() && self.lr > 0.0) {
+            return Err(Error::Config(format!("lr = {} must be positive", self.lr)));
+        }
+        if !(self.ranking_weight.is_finite() && self.ranking_weight >= 0.0) {
+            return Err(Error::Config(format!(
+                "ranking_weight = {} must be >= 0",
+                self.ranking_weight
+            )));
+        }
+        if !self.ranking_margin.is_finite() {
+            return Err(Error::Config("ranking_margin must be finite".into()));
+        }
+        if self.ranking_target >= config.target_dim {
+            return Err(Error::Config(format!(
+                "ranking_target = {} but target_dim = {}",
+                self.ranking_target, config.target_dim
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// What the caller's feature layer says about the inputs; stored verbatim in the
+/// checkpoint so that inference can reproduce the same features.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FeatureInfo {
+    /// Version of the feature layout the examples were built with.
+    pub feature_version: u32,
+    /// Opaque normalization parameters (owned by the feature crate).
+    pub normalization: serde_json::Value,
+}

@@ -1,0 +1,132 @@
+//! Training: [`train`].
+
+use std::time::Instant;
+
+use tch::nn::OptimizerConfig;
+use tch::{Kind, Tensor};
+
+use crate::checkpoint::{encode_weights, Checkpoint, CheckpointMeta, FORMAT_VERSION};
+use crate::config::{FeatureInfo, ModelConfig, TrainOptions};
+use crate::error::{Error, Result};
+use crate::input::{data_hash, validate_examples, Example, NestInput};
+use crate::model::{single_thread, Model};
+use crate::net::Batch;
+use crate::rng::SplitMix64;
+
+/// Trains a fresh network on `examples` and returns the checkpoint (not yet saved).
+///
+/// Adam on the mean L1 loss between predictions and `targets`, plus, when
+/// `options.ranking_weight > 0`, `ranking_weight` times the mean hinge
+/// `max(0, margin + pred_better - pred_worse)` over the pairs of examples of one batch
+/// that share a [`Rank::group`](crate::Rank) (column `options.ranking_target`).
+///
+/// Repeatable: the initial weights and the data order (a seeded shuffle per epoch) come
+/// from `options.seed` through this crate's own generator, and libtorch runs with one
+/// thread, so the same examples, configuration and options give bit-identical weights
+/// (and checkpoint files) on the same machine and libtorch build.
+///
+/// `features` is stored verbatim in the checkpoint. Fails on invalid configuration or
+/// options, an empty or invalid example set, or a diverging loss.
+pub fn train(
+    examples: &[Example],
+    config: &ModelConfig,
+    options: &TrainOptions,
+    features: FeatureInfo,
+) -> Result<Checkpoint> {
+    config.validate()?;
+    options.validate(config)?;
+    if examples.is_empty() {
+        return Err(Error::NoExamples);
+    }
+    validate_examples(examples, config)?;
+    let start = Instant::now();
+    single_thread();
+    let model = Model::new(config.clone(), options.seed)?;
+    let mut opt = tch::nn::Adam::default().build(&model.vs, options.lr)?;
+    let mut order: Vec<usize> = (0..examples.len()).collect();
+    let mut rng = SplitMix64::derive(options.seed, "order");
+    let mut losses = Vec::with_capacity(options.epochs);
+    for epoch in 0..options.epochs {
+        rng.shuffle(&mut order);
+        let mut total = 0f64;
+        for chunk in order.chunks(options.batch_size) {
+            let inputs: Vec<&NestInput> = chunk.iter().map(|&i| &examples[i].input).collect();
+            let batch = Batch::new(&inputs, config)?;
+            let flat: Vec<f32> = chunk
+                .iter()
+                .flat_map(|&i| examples[i].targets.iter().copied())
+                .collect();
+            let targets = Tensor::f_from_slice(&flat)?
+                .f_reshape([chunk.len() as i64, config.target_dim as i64])?;
+            let (_, pred) = model.net.forward(&batch)?;
+            let l1 = pred.f_sub(&targets)?.f_abs()?.f_mean(Kind::Float)?;
+            let mut loss = l1.shallow_clone();
+            if options.ranking_weight > 0.0 {
+                if let Some(rank) = ranking_loss(&pred, chunk, examples, options)? {
+                    loss = loss.f_add(&rank.f_mul_scalar(options.ranking_weight)?)?;
+                }
+            }
+            opt.backward_step(&loss);
+            total += l1.f_double_value(&[])? * chunk.len() as f64;
+        }
+        let mean = total / examples.len() as f64;
+        if !mean.is_finite() {
+            return Err(Error::Diverged { epoch, loss: mean });
+        }
+        losses.push(mean as f32);
+    }
+    let train_mae = model.evaluate(examples)?;
+    let weights = encode_weights(&model)?;
+    let meta = CheckpointMeta {
+        format_version: FORMAT_VERSION,
+        config: config.clone(),
+        feature_version: features.feature_version,
+        normalization: features.normalization,
+        seed: options.seed,
+        epochs: options.epochs,
+        options: options.clone(),
+        data_hash: data_hash(examples),
+        n_examples: examples.len(),
+        final_loss: *losses.last().unwrap_or(&f32::NAN),
+        losses,
+        train_mae,
+        weights_hash: blake3::hash(&weights).to_hex().to_string(),
+    };
+    Ok(Checkpoint::from_parts(
+        meta,
+        model,
+        Some(start.elapsed().as_secs_f64()),
+    ))
+}
+
+/// Mean hinge over the ordered pairs (better, worse) of one batch that share a group.
+fn ranking_loss(
+    pred: &Tensor,
+    chunk: &[usize],
+    examples: &[Example],
+    options: &TrainOptions,
+) -> Result<Option<Tensor>> {
+    let (mut better, mut worse) = (Vec::new(), Vec::new());
+    for (a, &i) in chunk.iter().enumerate() {
+        for (b, &j) in chunk.iter().enumerate() {
+            if let (Some(ri), Some(rj)) = (&examples[i].rank, &examples[j].rank) {
+                if ri.group == rj.group && ri.score < rj.score {
+                    better.push(a as i64);
+                    worse.push(b as i64);
+                }
+            }
+        }
+    }
+    if better.is_empty() {
+        return Ok(None);
+    }
+    let p = pred.f_select(1, options.ranking_target as i64)?;
+    let pb = p.f_index_select(0, &Tensor::f_from_slice(&better)?)?;
+    let pw = p.f_index_select(0, &Tensor::f_from_slice(&worse)?)?;
+    let hinge = pb
+        .f_sub(&pw)?
+        .f_add_scalar(options.ranking_margin)?
+        .f_relu()?
+        .f_mean(Kind::Float)?;
+    Ok(Some(hinge))
+}

@@ -1,0 +1,422 @@
+//! Tests of the model crate: repeatability, batching, learning, checkpoints, refusals.
+
+mod common;
+
+use std::fs;
+
+use common::{config, examples};
+use models::{
+    train, Checkpoint, Error, FeatureInfo, Model, ModelConfig, NestInput, TrainOptions, META_FILE,
+    WEIGHTS_FILE,
+};
+
+fn features() -> FeatureInfo {
+    FeatureInfo {
+        feature_version: 3,
+        normalization: serde_json::json!({"loops": {"mean": [0.5, 0.1], "std": [1.0, 2.0]}}),
+    }
+}
+
+fn quick(seed: u64) -> TrainOptions {
+    TrainOptions {
+        seed,
+        epochs: 4,
+        lr: 3e-3,
+        batch_size: 16,
+        ..TrainOptions::default()
+    }
+}
+
+fn max_abs_diff(a: &[Vec<f32>], b: &[Vec<f32>]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .flat_map(|(x, y)| {
+            assert_eq!(x.len(), y.len());
+            x.iter().zip(y).map(|(p, q)| (p - q).abs())
+        })
+        .fold(0.0, f32::max)
+}
+
+#[test]
+fn same_seed_same_bytes_other_seed_other_bytes() {
+    let data = examples(1, 48);
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    for (dir, seed) in dirs.iter().zip([5, 5, 6]) {
+        train(&data, &config(), &quick(seed), features())
+            .unwrap()
+            .save(dir.path())
+            .unwrap();
+    }
+    let read = |i: usize, f: &str| fs::read(dirs[i].path().join(f)).unwrap();
+    assert_eq!(read(0, WEIGHTS_FILE), read(1, WEIGHTS_FILE));
+    assert_eq!(read(0, META_FILE), read(1, META_FILE));
+    assert_ne!(read(0, WEIGHTS_FILE), read(2, WEIGHTS_FILE));
+    assert_ne!(read(0, META_FILE), read(2, META_FILE));
+}
+
+#[test]
+fn batching_equals_one_by_one() {
+    let mut data = examples(2, 40);
+    // Edge cases: a nest with no accesses, a single loop, a wide flat tree.
+    data[0].input.accesses.clear();
+    data[0].input.access_loop.clear();
+    data[1].input.loops.truncate(1);
+    data[1].input.loop_parent.truncate(1);
+    data[1].input.access_loop.iter_mut().for_each(|l| *l = 0);
+    let inputs: Vec<NestInput> = data.iter().map(|e| e.input.clone()).collect();
+    let trained = train(&data, &config(), &quick(1), features()).unwrap();
+    let fresh = Model::new(config(), 9).unwrap();
+    for model in [trained.model(), &fresh] {
+        let all = model.embed_and_predict(&inputs).unwrap();
+        let (emb, pred) = (all.embeddings, all.predictions);
+        let mut emb1 = Vec::new();
+        let mut pred1 = Vec::new();
+        for x in &inputs {
+            let one = model.embed_and_predict(std::slice::from_ref(x)).unwrap();
+            emb1.extend(one.embeddings);
+            pred1.extend(one.predictions);
+        }
+        assert!(
+            max_abs_diff(&emb, &emb1) < 1e-5,
+            "{}",
+            max_abs_diff(&emb, &emb1)
+        );
+        assert!(max_abs_diff(&pred, &pred1) < 1e-5);
+        // Reversed batch order gives the same per-nest results too.
+        let rev: Vec<NestInput> = inputs.iter().rev().cloned().collect();
+        let mut emb_rev = model.embed(&rev).unwrap();
+        emb_rev.reverse();
+        assert!(max_abs_diff(&emb, &emb_rev) < 1e-5);
+        // Unit-length embeddings of the configured width.
+        for e in &emb {
+            assert_eq!(e.len(), model.config().embed_dim);
+            let n: f32 = e.iter().map(|v| v * v).sum::<f32>().sqrt();
+            assert!((n - 1.0).abs() < 1e-4, "norm {n}");
+        }
+    }
+}
+
+#[test]
+fn structure_matters() {
+    // Same features except the tree shape: embeddings must differ.
+    let data = examples(3, 1);
+    let mut a = data[0].input.clone();
+    a.loops = vec![vec![0.5, 1.0, 0.0, 0.2]; 3];
+    a.loop_parent = vec![None, Some(0), Some(1)]; // chain
+    a.access_loop = vec![2; a.accesses.len()];
+    let mut b = a.clone();
+    b.loop_parent = vec![None, Some(0), Some(0)]; // two children
+    let model = Model::new(config(), 1).unwrap();
+    let e = model.embed(&[a, b]).unwrap();
+    assert!(max_abs_diff(&e[..1], &e[1..]) > 1e-4);
+}
+
+#[test]
+fn training_learns_a_structural_target() {
+    let train_set = examples(10, 240);
+    let test_set = examples(11, 100);
+    let options = TrainOptions {
+        seed: 1,
+        epochs: 60,
+        lr: 3e-3,
+        batch_size: 32,
+        ..TrainOptions::default()
+    };
+    let ck = train(&train_set, &config(), &options, features()).unwrap();
+    let losses = &ck.meta.losses;
+    assert_eq!(losses.len(), 60);
+    assert!(
+        losses[59] < 0.5 * losses[0],
+        "loss {} -> {}",
+        losses[0],
+        losses[59]
+    );
+    // Held-out error well below that of predicting the training mean.
+    let mae = ck.model().evaluate(&test_set).unwrap();
+    for (t, &err) in mae.iter().enumerate() {
+        let mean = train_set.iter().map(|e| e.targets[t]).sum::<f32>() / train_set.len() as f32;
+        let baseline = test_set
+            .iter()
+            .map(|e| (e.targets[t] - mean).abs())
+            .sum::<f32>()
+            / test_set.len() as f32;
+        assert!(
+            err < 0.5 * baseline,
+            "target {t}: mae {err} vs baseline {baseline}"
+        );
+    }
+}
+
+#[test]
+fn ranking_term_trains() {
+    let data = examples(4, 64);
+    let options = TrainOptions {
+        ranking_weight: 1.0,
+        ..quick(2)
+    };
+    let ck = train(&data, &config(), &options, features()).unwrap();
+    assert!(ck.meta.final_loss.is_finite());
+    let plain = train(&data, &config(), &quick(2), features()).unwrap();
+    assert_ne!(ck.meta.weights_hash, plain.meta.weights_hash);
+}
+
+#[test]
+fn save_load_round_trip() {
+    let data = examples(5, 48);
+    let ck = train(&data, &config(), &quick(3), features()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    ck.save(dir.path()).unwrap();
+    let back = Checkpoint::load(dir.path()).unwrap();
+    assert_eq!(back.meta, ck.meta);
+    assert_eq!(back.meta.feature_version, 3);
+    assert_eq!(back.meta.normalization, features().normalization);
+    assert_eq!(back.meta.data_hash, models::data_hash(&data));
+    assert!(back.train_seconds.is_some());
+    let inputs: Vec<NestInput> = data.iter().map(|e| e.input.clone()).collect();
+    assert_eq!(
+        back.model().predict(&inputs).unwrap(),
+        ck.model().predict(&inputs).unwrap()
+    );
+    assert_eq!(
+        back.model().embed(&inputs).unwrap(),
+        ck.model().embed(&inputs).unwrap()
+    );
+    // A path to meta.json works too; the feature version is checked on request.
+    Checkpoint::load(dir.path().join(META_FILE)).unwrap();
+    Checkpoint::load_expecting(dir.path(), 3).unwrap();
+    assert!(matches!(
+        Checkpoint::load_expecting(dir.path(), 4),
+        Err(Error::FeatureVersion {
+            found: 3,
+            expected: 4,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn damaged_checkpoints_are_refused() {
+    let data = examples(6, 32);
+    let ck = train(&data, &config(), &quick(4), features()).unwrap();
+    let other = train(&data, &config(), &quick(5), features()).unwrap();
+    let fresh = || {
+        let dir = tempfile::tempdir().unwrap();
+        ck.save(dir.path()).unwrap();
+        dir
+    };
+    let refused = |dir: &tempfile::TempDir, what: &str| {
+        let err = Checkpoint::load(dir.path()).expect_err(what);
+        assert!(
+            matches!(err, Error::Checkpoint { .. } | Error::Io { .. }),
+            "{what}: {err}"
+        );
+        err.to_string()
+    };
+
+    // One flipped bit in the weights.
+    let dir = fresh();
+    let w = dir.path().join(WEIGHTS_FILE);
+    let mut bytes = fs::read(&w).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 1;
+    fs::write(&w, &bytes).unwrap();
+    assert!(refused(&dir, "flipped bit").contains("checksum"));
+
+    // Truncated weights, empty weights, bad magic.
+    for cut in [bytes.len() - 1, 100, 0] {
+        let dir = fresh();
+        let w = dir.path().join(WEIGHTS_FILE);
+        let good = fs::read(&w).unwrap();
+        fs::write(&w, &good[..cut]).unwrap();
+        refused(&dir, "truncated");
+    }
+    let dir = fresh();
+    let w = dir.path().join(WEIGHTS_FILE);
+    let mut good = fs::read(&w).unwrap();
+    good[0] = b'X';
+    fs::write(&w, &good).unwrap();
+    assert!(refused(&dir, "magic").contains("magic"));
+
+    // Missing files.
+    let dir = fresh();
+    fs::remove_file(dir.path().join(WEIGHTS_FILE)).unwrap();
+    assert!(matches!(
+        Checkpoint::load(dir.path()),
+        Err(Error::Io { .. })
+    ));
+    let dir = fresh();
+    fs::remove_file(dir.path().join(META_FILE)).unwrap();
+    assert!(matches!(
+        Checkpoint::load(dir.path()),
+        Err(Error::Io { .. })
+    ));
+
+    // Unparsable / truncated metadata.
+    let dir = fresh();
+    let m = dir.path().join(META_FILE);
+    let meta = fs::read_to_string(&m).unwrap();
+    fs::write(&m, &meta[..meta.len() / 2]).unwrap();
+    refused(&dir, "truncated meta");
+
+    // Weights of another checkpoint.
+    let dir = fresh();
+    let dir2 = tempfile::tempdir().unwrap();
+    other.save(dir2.path()).unwrap();
+    fs::copy(
+        dir2.path().join(WEIGHTS_FILE),
+        dir.path().join(WEIGHTS_FILE),
+    )
+    .unwrap();
+    assert!(refused(&dir, "other weights").contains("not the file"));
+
+    // Metadata whose configuration does not fit the weights.
+    let dir = fresh();
+    let m = dir.path().join(META_FILE);
+    let mut meta: serde_json::Value = serde_json::from_slice(&fs::read(&m).unwrap()).unwrap();
+    meta["config"]["hidden"] = serde_json::json!(48);
+    fs::write(&m, serde_json::to_vec(&meta).unwrap()).unwrap();
+    assert!(refused(&dir, "config mismatch").contains("shape"));
+    // A huge configuration is refused from the file's shapes, before any allocation.
+    meta["config"]["hidden"] = serde_json::json!(60000);
+    fs::write(&m, serde_json::to_vec(&meta).unwrap()).unwrap();
+    assert!(refused(&dir, "huge config").contains("shape"));
+
+    // Another format version; an invalid configuration.
+    let dir = fresh();
+    let m = dir.path().join(META_FILE);
+    let mut meta: serde_json::Value = serde_json::from_slice(&fs::read(&m).unwrap()).unwrap();
+    meta["format_version"] = serde_json::json!(99);
+    fs::write(&m, serde_json::to_vec(&meta).unwrap()).unwrap();
+    assert!(refused(&dir, "version").contains("version"));
+    meta["format_version"] = serde_json::json!(1);
+    meta["config"]["embed_dim"] = serde_json::json!(0);
+    fs::write(&m, serde_json::to_vec(&meta).unwrap()).unwrap();
+    refused(&dir, "invalid config");
+
+    // Not a directory at all.
+    assert!(Checkpoint::load("/nonexistent/checkpoint").is_err());
+}
+
+#[test]
+fn bad_inputs_are_refused() {
+    let model = Model::new(config(), 0).unwrap();
+    let good = examples(7, 1).remove(0).input;
+    type Edit = Box<dyn Fn(&mut NestInput)>;
+    let cases: Vec<(&str, Edit)> = vec![
+        ("loop width", Box::new(|x| x.loops[0].push(1.0))),
+        (
+            "access width",
+            Box::new(|x| {
+                x.accesses = vec![vec![0.0; 3]];
+                x.access_loop = vec![0];
+            }),
+        ),
+        ("parent range", Box::new(|x| x.loop_parent[0] = Some(99))),
+        (
+            "cycle",
+            Box::new(|x| {
+                x.loops = vec![vec![0.0; 4]; 2];
+                x.loop_parent = vec![Some(1), Some(0)];
+                x.access_loop.iter_mut().for_each(|l| *l = 0);
+            }),
+        ),
+        (
+            "access loop",
+            Box::new(|x| {
+                x.accesses = vec![vec![0.0; 4]];
+                x.access_loop = vec![7];
+            }),
+        ),
+        ("lengths", Box::new(|x| x.loop_parent.push(None))),
+        ("nan", Box::new(|x| x.global[0] = f32::NAN)),
+        ("machine width", Box::new(|x| x.machine.clear())),
+        ("mask", Box::new(|x| x.counter_mask[0] = 0.5)),
+    ];
+    for (what, edit) in cases {
+        let mut x = good.clone();
+        edit(&mut x);
+        let err = model.embed(&[good.clone(), x]).expect_err(what);
+        assert!(
+            matches!(err, Error::Input { index: 1, .. }),
+            "{what}: {err}"
+        );
+    }
+    // Bad configurations and options.
+    let mut c = config();
+    c.hidden = 0;
+    assert!(matches!(Model::new(c, 0), Err(Error::Config(_))));
+    let data = examples(8, 4);
+    assert!(matches!(
+        train(
+            &data,
+            &config(),
+            &TrainOptions {
+                epochs: 0,
+                ..quick(0)
+            },
+            features()
+        ),
+        Err(Error::Config(_))
+    ));
+    assert!(matches!(
+        train(&[], &config(), &quick(0), features()),
+        Err(Error::NoExamples)
+    ));
+    let mut bad = data.clone();
+    bad[2].targets.push(0.0);
+    assert!(matches!(
+        train(&bad, &config(), &quick(0), features()),
+        Err(Error::Input { index: 2, .. })
+    ));
+}
+
+#[test]
+fn optional_encoders_can_be_left_out() {
+    let mut c = ModelConfig::new(4, 4, 0, 0, 0, 1);
+    c.message_rounds = 1;
+    c.normalize_embedding = false;
+    let data: Vec<_> = examples(9, 24)
+        .into_iter()
+        .map(|mut e| {
+            e.input.global.clear();
+            e.input.machine.clear();
+            e.input.counters.clear();
+            e.input.counter_mask.clear();
+            e.targets.truncate(1);
+            e
+        })
+        .collect();
+    let ck = train(&data, &c, &quick(0), features()).unwrap();
+    let mae = ck.model().evaluate(&data).unwrap();
+    assert_eq!(mae.len(), 1);
+    assert_eq!(ck.meta.train_mae, mae);
+}
+
+/// Timing of a realistic run: 500 small nests, 100 epochs (run with `--ignored
+/// --nocapture`).
+#[test]
+#[ignore]
+fn timing_500_examples_100_epochs() {
+    let data = examples(12, 500);
+    let options = TrainOptions {
+        seed: 0,
+        epochs: 100,
+        ..TrainOptions::default()
+    };
+    let ck = train(&data, &config(), &options, features()).unwrap();
+    println!(
+        "500 examples x 100 epochs: {:.2} s, {} parameters, loss {} -> {}",
+        ck.train_seconds.unwrap(),
+        ck.model().num_parameters(),
+        ck.meta.losses[0],
+        ck.meta.final_loss
+    );
+}
+
+#[test]
+fn model_and_checkpoint_are_send() {
+    fn send<T: Send>() {}
+    send::<Model>();
+    send::<Checkpoint>();
+}

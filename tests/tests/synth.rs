@@ -1,0 +1,134 @@
+//! Generated programs (`datasets::synth`) are accepted by the frontend, verify, have
+//! nests, and print through `tune run` exactly what the original prints; generation is
+//! deterministic per seed.
+
+use datasets::synth::{generate, write_suite, Family, SynthOptions};
+use datasets::{Preset, Suite};
+use tune_e2e::{cc_run, strings, tune};
+
+const SEED: u64 = 20240611;
+const COUNT: usize = 40;
+
+fn suite(dir: &std::path::Path) -> Suite {
+    let programs = generate(&SynthOptions {
+        seed: SEED,
+        count: COUNT,
+        ..Default::default()
+    });
+    Suite::load(&write_suite(dir, &programs).unwrap()).unwrap()
+}
+
+#[test]
+fn generated_programs_parse_verify_and_have_nests() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = suite(dir.path());
+    assert_eq!(suite.programs.len(), COUNT);
+    for f in Family::ALL {
+        let n = suite
+            .programs
+            .iter()
+            .filter(|p| p.family == f.name())
+            .count();
+        assert_eq!(n, COUNT / Family::ALL.len(), "{}", f.name());
+    }
+    let mut failures = Vec::new();
+    for p in &suite.programs {
+        let opts = ir::FrontendOptions {
+            flags: vec![Preset::Mini.flag()],
+            ..Default::default()
+        };
+        match ir::load(&suite.path_of(p).display().to_string(), &opts) {
+            Err(e) => failures.push(format!("{}: {e}", p.name)),
+            Ok(parsed) => {
+                let problems = ir::verify::verify(&parsed.program);
+                if !problems.is_empty() {
+                    failures.push(format!("{}: {}", p.name, problems.join("; ")));
+                }
+                if ir::codegen::nests(&parsed.program).is_empty() {
+                    failures.push(format!("{}: no nest", p.name));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every program at MINI, through `tune run`, prints what it prints when compiled
+/// directly (both with `-ffp-contract=off`, see `datasets_match.rs`).
+#[test]
+fn generated_programs_match_the_original_through_tune_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = suite(dir.path());
+    let programs: Vec<_> = suite.programs.iter().collect();
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for chunk in programs.chunks(programs.len().div_ceil(2)) {
+            let suite = &suite;
+            let failures = &failures;
+            s.spawn(move || {
+                for p in chunk {
+                    let work = tempfile::tempdir().unwrap();
+                    let args = suite.args(p, Preset::Mini);
+                    let want = cc_run(&args, &["-ffp-contract=off"], work.path());
+                    let mut targs = strings(&["run", "--quiet", "-ffp-contract=off"]);
+                    targs.extend(args.iter().cloned());
+                    let got = tune(&targs, work.path());
+                    let dumped = String::from_utf8_lossy(&want.stdout).contains(" fnv=");
+                    if want.code != 0 || !dumped || got != want {
+                        failures.lock().unwrap().push(format!(
+                            "{}: tune exit {} vs {}; stderr: {}",
+                            p.name,
+                            got.code,
+                            want.code,
+                            got.stderr_text().lines().next().unwrap_or("")
+                        ));
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn generation_is_deterministic_per_seed() {
+    let opts = |seed| SynthOptions {
+        seed,
+        count: COUNT,
+        ..Default::default()
+    };
+    let a = generate(&opts(SEED));
+    assert_eq!(a, generate(&opts(SEED)));
+    // the code, not only the header comment that names the seed, differs
+    let code = |p: &datasets::synth::SynthProgram| -> String {
+        p.source.lines().skip(2).collect::<Vec<_>>().join("\n")
+    };
+    let b = generate(&opts(SEED + 1));
+    let differing = a.iter().zip(&b).filter(|(x, y)| code(x) != code(y)).count();
+    assert!(
+        differing > COUNT * 3 / 4,
+        "only {differing} programs differ"
+    );
+
+    // written suites are byte-identical too
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write_suite(d1.path(), &a).unwrap();
+    write_suite(d2.path(), &a).unwrap();
+    for p in &a {
+        let f = format!("programs/{}", p.file_name());
+        assert_eq!(
+            std::fs::read(d1.path().join(&f)).unwrap(),
+            std::fs::read(d2.path().join(&f)).unwrap()
+        );
+    }
+    assert_eq!(
+        std::fs::read(d1.path().join("suite.json")).unwrap(),
+        std::fs::read(d2.path().join("suite.json")).unwrap()
+    );
+}

@@ -1,0 +1,344 @@
+//! `tune db ...` and `tune model ...`.
+
+use clap::Subcommand;
+use embeddings::db::Database;
+use embeddings::embed::{Embedder, TARGET_NAMES};
+use profiling::build::Toolchain;
+use profiling::measure::Measure;
+use std::path::PathBuf;
+use std::time::Duration;
+use tuner::database::{self, BuildConfig, EvalConfig};
+use tuner::Error;
+
+fn default_suite() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("datasets")
+        .join("suite.json")
+}
+
+fn cache_root(dir: &Option<PathBuf>) -> PathBuf {
+    dir.clone()
+        .or_else(|| std::env::var_os("TUNE_CACHE").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from(".tunecache"))
+}
+
+fn preset(s: &str) -> Result<datasets::Preset, Error> {
+    datasets::Preset::parse(s).map_err(|e| Error::Input(e.to_string()))
+}
+
+fn load_db(path: &PathBuf) -> Result<Database, Error> {
+    Database::load(path).map_err(|e| Error::Input(e.to_string()))
+}
+
+#[derive(Subcommand)]
+pub enum DbCommand {
+    /// Search every program of a suite and add its nests (features, best recipes by
+    /// loop role, times) to the database; the file is rewritten after each program.
+    ///
+    /// Example: tune db build --preset MEDIUM --budget 24 -o tune.db
+    Build(DbBuildArgs),
+    /// List the entries of a database.
+    List(DbListArgs),
+    /// Merge databases into the first (faster results win for the same nest).
+    Merge(DbMergeArgs),
+    /// Embed every entry with a model (what `tune apply` retrieves by).
+    Embed(DbEmbedArgs),
+    /// Leave-one-program-out retrieval quality: per held-out nest, the best recipes of
+    /// its K nearest entries from other programs (by embedding, by raw features, at
+    /// random), re-fitted and measured on its saved data.
+    Eval(DbEvalArgs),
+}
+
+#[derive(clap::Args)]
+pub struct DbBuildArgs {
+    /// Suite manifest (default: the shipped datasets/suite.json).
+    #[arg(long, value_name = "SUITE.json")]
+    suite: Option<PathBuf>,
+    #[arg(long, default_value = "MEDIUM")]
+    preset: String,
+    /// Only these programs (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    programs: Vec<String>,
+    /// Candidates per nest.
+    #[arg(long, default_value_t = 24)]
+    budget: usize,
+    /// Seconds of search per nest.
+    #[arg(long)]
+    time_limit: Option<f64>,
+    #[arg(long, default_value = "evolutionary")]
+    strategy: String,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value_t = 2)]
+    jobs: usize,
+    #[arg(long, default_value_t = 3)]
+    repetitions: u32,
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
+    /// The database file (created or extended).
+    #[arg(short = 'o', long = "output", value_name = "DB")]
+    out: PathBuf,
+}
+
+#[derive(clap::Args)]
+pub struct DbListArgs {
+    db: PathBuf,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+pub struct DbMergeArgs {
+    /// The database to merge into (created if missing).
+    into: PathBuf,
+    /// Databases to merge.
+    #[arg(required = true)]
+    from: Vec<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct DbEmbedArgs {
+    db: PathBuf,
+    #[arg(long, value_name = "DIR")]
+    model: PathBuf,
+}
+
+#[derive(clap::Args)]
+pub struct DbEvalArgs {
+    #[arg(long, value_name = "DB")]
+    db: PathBuf,
+    #[arg(long, value_name = "SUITE.json")]
+    suite: Option<PathBuf>,
+    #[arg(long, default_value = "MEDIUM")]
+    preset: String,
+    #[arg(long, value_delimiter = ',')]
+    programs: Vec<String>,
+    #[arg(long = "top-k", default_value_t = 3)]
+    k: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Training epochs of each fold's model.
+    #[arg(long, default_value_t = 60)]
+    epochs: usize,
+    #[arg(long, default_value_t = 3)]
+    repetitions: u32,
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+pub enum ModelCommand {
+    /// Train the embedding model on a database's entries (seeded, repeatable).
+    ///
+    /// Example: tune model train --db tune.db -o models/default/model
+    Train(ModelTrainArgs),
+    /// Prediction error per target of a model on a database.
+    Eval(ModelEvalArgs),
+}
+
+#[derive(clap::Args)]
+pub struct ModelTrainArgs {
+    #[arg(long, value_name = "DB")]
+    db: PathBuf,
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    out: PathBuf,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value_t = 150)]
+    epochs: usize,
+    #[arg(long, default_value_t = 1e-3)]
+    lr: f64,
+}
+
+#[derive(clap::Args)]
+pub struct ModelEvalArgs {
+    #[arg(long, value_name = "DIR")]
+    model: PathBuf,
+    #[arg(long, value_name = "DB")]
+    db: PathBuf,
+}
+
+pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
+    match c {
+        DbCommand::Build(a) => {
+            let cfg = BuildConfig {
+                suite: a.suite.unwrap_or_else(default_suite),
+                preset: preset(&a.preset)?,
+                programs: a.programs,
+                budget: a.budget,
+                time_limit: a.time_limit.map(|s| Duration::from_secs_f64(s.max(0.0))),
+                strategy: a.strategy,
+                seed: a.seed,
+                jobs: a.jobs,
+                measure: Measure::default()
+                    .warmup(1)
+                    .repetitions(a.repetitions)
+                    .counters(&[]),
+                timeout: Duration::from_secs(60),
+                cache_root: cache_root(&a.cache_dir),
+                out: a.out.clone(),
+                toolchain: Toolchain::default(),
+            };
+            let db = database::build(&cfg, &mut |line| eprintln!("{line}"))?;
+            eprintln!("{}: {} entries", a.out.display(), db.entries.len());
+            Ok(0)
+        }
+        DbCommand::List(a) => {
+            let db = load_db(&a.db)?;
+            if a.json {
+                let rows: Vec<_> = db
+                    .entries
+                    .iter()
+                    .map(|e| {
+                        serde_json::json!({
+                            "program": e.program, "nest": e.nest, "fingerprint": e.fingerprint,
+                            "baseline_s": e.baseline_s, "tuned_s": e.tuned_s,
+                            "speedup": e.speedup(), "machine": e.machine,
+                            "recipes": e.recipes.len(), "embedded": !e.embedding.is_empty(),
+                        })
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
+            } else {
+                println!(
+                    "{:<20}{:<8}{:>12}{:>10}{:>9}  machine",
+                    "program", "nest", "baseline ms", "speedup", "recipes"
+                );
+                for e in &db.entries {
+                    println!(
+                        "{:<20}{:<8}{:>12.4}{:>9.2}x{:>9}  {}",
+                        e.program,
+                        e.nest,
+                        e.baseline_s * 1e3,
+                        e.speedup(),
+                        e.recipes.len(),
+                        e.machine
+                    );
+                }
+                println!(
+                    "{} entries, feature version {}, model {}",
+                    db.entries.len(),
+                    db.feature_version,
+                    if db.model.is_empty() {
+                        "(not embedded)"
+                    } else {
+                        &db.model
+                    }
+                );
+            }
+            Ok(0)
+        }
+        DbCommand::Merge(a) => {
+            let mut into = if a.into.exists() {
+                load_db(&a.into)?
+            } else {
+                Database {
+                    feature_version: embeddings::FEATURE_VERSION,
+                    ..Default::default()
+                }
+            };
+            for f in &a.from {
+                let other = load_db(f)?;
+                let s = into
+                    .merge(other)
+                    .map_err(|e| Error::Input(format!("{}: {e}", f.display())))?;
+                eprintln!(
+                    "{}: {} added, {} replaced, {} kept",
+                    f.display(),
+                    s.added,
+                    s.replaced,
+                    s.kept
+                );
+            }
+            into.save(&a.into)
+                .map_err(|e| Error::Failed(e.to_string()))?;
+            Ok(0)
+        }
+        DbCommand::Embed(a) => {
+            let mut db = load_db(&a.db)?;
+            let m = Embedder::load(&a.model).map_err(|e| Error::Input(e.to_string()))?;
+            database::embed_all(&mut db, &m)?;
+            db.save(&a.db).map_err(|e| Error::Failed(e.to_string()))?;
+            eprintln!(
+                "{}: {} entries embedded by model {}",
+                a.db.display(),
+                db.entries.len(),
+                db.model
+            );
+            Ok(0)
+        }
+        DbCommand::Eval(a) => {
+            let cfg = EvalConfig {
+                db: a.db,
+                suite: a.suite.unwrap_or_else(default_suite),
+                preset: preset(&a.preset)?,
+                programs: a.programs,
+                k: a.k.max(1),
+                seed: a.seed,
+                train: models::TrainOptions {
+                    seed: a.seed,
+                    epochs: a.epochs.max(1),
+                    ..Default::default()
+                },
+                measure: Measure::default()
+                    .warmup(1)
+                    .repetitions(a.repetitions)
+                    .counters(&[]),
+                timeout: Duration::from_secs(60),
+                cache_root: cache_root(&a.cache_dir),
+                toolchain: Toolchain::default(),
+            };
+            let r = database::evaluate(&cfg, &mut |line| eprintln!("{line}"))?;
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&r).expect("json"));
+            } else {
+                print!("{}", database::render_eval(&r));
+            }
+            Ok(0)
+        }
+    }
+}
+
+pub fn cmd_model(c: ModelCommand) -> Result<i32, Error> {
+    match c {
+        ModelCommand::Train(a) => {
+            let db = load_db(&a.db)?;
+            let entries: Vec<&embeddings::Entry> = db.entries.iter().collect();
+            let opts = models::TrainOptions {
+                seed: a.seed,
+                epochs: a.epochs.max(1),
+                lr: a.lr,
+                ..Default::default()
+            };
+            let ck = embeddings::embed::train(&entries, &opts)
+                .map_err(|e| Error::Failed(e.to_string()))?;
+            ck.save(&a.out).map_err(|e| Error::Failed(e.to_string()))?;
+            println!(
+                "{}: {} examples, {} epochs, final L1 loss {:.4}, seed {}, data {}",
+                a.out.display(),
+                ck.meta.n_examples,
+                ck.meta.epochs,
+                ck.meta.final_loss,
+                ck.meta.seed,
+                &ck.meta.data_hash[..16.min(ck.meta.data_hash.len())]
+            );
+            Ok(0)
+        }
+        ModelCommand::Eval(a) => {
+            let db = load_db(&a.db)?;
+            let m = Embedder::load(&a.model).map_err(|e| Error::Input(e.to_string()))?;
+            let entries: Vec<&embeddings::Entry> = db.entries.iter().collect();
+            let mae = m
+                .evaluate(&entries)
+                .map_err(|e| Error::Failed(e.to_string()))?;
+            println!("{:<24}{:>12}", "target", "MAE (std)");
+            for (n, v) in TARGET_NAMES.iter().zip(mae) {
+                println!("{n:<24}{v:>12.4}");
+            }
+            Ok(0)
+        }
+    }
+}

@@ -1,0 +1,585 @@
+//! Growing and judging the tuning database.
+//!
+//! [`build`]: per program of a suite, the schedule search (which also runs the dry run
+//! with Save and measures the untransformed nest), then per nest its features and the
+//! recipes that beat the baseline, described by loop roles; entries are added and the
+//! database file is rewritten (atomically) after each program, so an interrupted build
+//! keeps what it finished. [`evaluate`]: leave-one-program-out retrieval quality.
+
+use crate::records::RecordLog;
+use crate::run::RunConfig;
+use crate::search::{search, NestResult, SearchConfig, Searched};
+use crate::{Error, Result};
+use embeddings::db::{Database, Entry};
+use embeddings::embed::Embedder;
+use embeddings::features::{add_performance, static_features, Measured, Normalizer};
+use embeddings::FEATURE_VERSION;
+use ir::canonical::{describe, refit, RoleRecipe};
+use ir::codegen::Nest;
+use ir::program::Loop;
+use ir::transform::{apply, Recipe};
+use profiling::build::Toolchain;
+use profiling::cachemodel::CacheSpec;
+use profiling::cc::CcArgs;
+use profiling::cutout::{env_of, Cutout, Verdict};
+use profiling::machine::{MachineInfo, MachineOptions};
+use profiling::measure::Measure;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Recipes kept per entry (best first).
+const RECIPES_PER_ENTRY: usize = 5;
+/// Accesses the cache model walks per nest before it samples.
+const MODEL_LIMIT: u64 = 4_000_000;
+
+#[derive(Debug, Clone)]
+pub struct BuildConfig {
+    pub suite: PathBuf,
+    pub preset: datasets::Preset,
+    /// Only these programs (all when empty).
+    pub programs: Vec<String>,
+    pub budget: usize,
+    pub time_limit: Option<Duration>,
+    pub strategy: String,
+    pub seed: u64,
+    pub jobs: usize,
+    pub measure: Measure,
+    pub timeout: Duration,
+    pub cache_root: PathBuf,
+    pub out: PathBuf,
+    pub toolchain: Toolchain,
+}
+
+pub fn host() -> String {
+    std::fs::read_to_string("/etc/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "host".into())
+}
+
+/// The machine description (measured once per host, then cached).
+pub fn machine_info(cache_root: &Path, tc: &Toolchain) -> Option<MachineInfo> {
+    profiling::machine::machine(cache_root, tc, &MachineOptions::default()).ok()
+}
+
+fn cache_specs(m: Option<&MachineInfo>) -> Vec<CacheSpec> {
+    let sizes = m
+        .map(|m| m.data_cache_sizes())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| vec![32 << 10, 1 << 20, 32 << 20]);
+    sizes
+        .iter()
+        .enumerate()
+        .map(|(k, s)| CacheSpec::new(&format!("L{}", k + 1), *s, 64))
+        .collect()
+}
+
+/// The root loop of `nest`.
+pub fn nest_root<'p>(program: &'p ir::Program, nest: &Nest) -> Option<&'p Loop> {
+    ir::program::loops(&program.regions.get(nest.region)?.body)
+        .into_iter()
+        .find(|l| l.id == nest.root)
+}
+
+/// Static and performance features of a nest whose data was saved in `data_dir`
+/// (version 0), measured at `time_s` per run.
+pub fn nest_features(
+    program: &ir::Program,
+    nest: &Nest,
+    data_dir: &Path,
+    time_s: f64,
+    machine: Option<&MachineInfo>,
+) -> Option<embeddings::NestFeatures> {
+    let root = nest_root(program, nest)?;
+    let env = env_of(data_dir, nest, 0);
+    let counts = ir::counts::nest_counts(program, nest.region, nest.root, &env, 50_000_000).ok();
+    let cache = profiling::cachemodel::model_warm(
+        program,
+        nest.region,
+        nest.root,
+        &env,
+        &cache_specs(machine),
+        MODEL_LIMIT,
+    )
+    .ok();
+    let mut f = static_features(program, nest, root, &env, counts.as_ref());
+    add_performance(
+        &mut f,
+        &Measured {
+            time_s,
+            counts: counts.as_ref(),
+            cache: cache.as_ref(),
+            counters: &[],
+        },
+        machine,
+    );
+    Some(f)
+}
+
+/// Database entries of a searched program.
+pub fn entries_of(s: &Searched, machine: Option<&MachineInfo>) -> Result<Vec<Entry>> {
+    let log = RecordLog::open(&s.records)?;
+    let nests = ir::codegen::nests(&s.program);
+    let mut out = Vec::new();
+    for r in &s.results {
+        let Some(nest) = nests.iter().find(|n| n.name == r.nest) else {
+            continue;
+        };
+        let Some(f) = nest_features(&s.program, nest, &s.data_dir, r.baseline_s, machine) else {
+            continue;
+        };
+        out.push(entry(s, r, nest, f, &log));
+    }
+    Ok(out)
+}
+
+fn entry(
+    s: &Searched,
+    r: &NestResult,
+    nest: &Nest,
+    features: embeddings::NestFeatures,
+    log: &RecordLog,
+) -> Entry {
+    let mine: Vec<_> = log.records().iter().filter(|x| x.nest == r.nest).collect();
+    let fingerprint = mine
+        .iter()
+        .find(|x| x.recipe.steps.is_empty())
+        .map(|x| x.fingerprint.clone())
+        .unwrap_or_default();
+    let mut good: Vec<_> = mine
+        .iter()
+        .filter(|x| {
+            x.fingerprint == fingerprint
+                && x.verdict == Verdict::Verified
+                && !x.recipe.steps.is_empty()
+                && x.median_s > 0.0
+                && x.median_s < r.baseline_s
+        })
+        .collect();
+    good.sort_by(|a, b| a.median_s.total_cmp(&b.median_s));
+    let mut recipes = Vec::new();
+    for x in good {
+        if recipes.len() >= RECIPES_PER_ENTRY {
+            break;
+        }
+        if let Ok(d) = describe(&s.program, nest.region, nest.root, &x.recipe) {
+            let json = serde_json::to_string(&d).expect("role recipes serialize");
+            if !recipes.iter().any(|(j, _)| *j == json) {
+                recipes.push((json, r.baseline_s / x.median_s));
+            }
+        }
+    }
+    Entry {
+        program: s.program.name.clone(),
+        nest: r.nest.clone(),
+        fingerprint,
+        features,
+        embedding: Vec::new(),
+        recipes,
+        baseline_s: r.baseline_s,
+        tuned_s: r.best_s,
+        machine: host(),
+    }
+}
+
+/// Searches every program of the suite and adds its nests to the database at
+/// `cfg.out` (created if missing). Progress lines go to `progress`.
+pub fn build(cfg: &BuildConfig, progress: &mut dyn FnMut(&str)) -> Result<Database> {
+    let suite = datasets::Suite::load(&cfg.suite).map_err(|e| Error::Input(e.to_string()))?;
+    let mut db = if cfg.out.exists() {
+        Database::load(&cfg.out).map_err(|e| Error::Input(e.to_string()))?
+    } else {
+        Database {
+            feature_version: FEATURE_VERSION,
+            ..Default::default()
+        }
+    };
+    let machine = machine_info(&cfg.cache_root, &cfg.toolchain);
+    for p in &suite.programs {
+        if !cfg.programs.is_empty() && !cfg.programs.contains(&p.name) {
+            continue;
+        }
+        let args = CcArgs::parse(&suite.args(p, cfg.preset))?;
+        let scfg = SearchConfig {
+            run: RunConfig {
+                args,
+                function: None,
+                cache_root: cfg.cache_root.clone(),
+                save_versions: 1,
+                openmp: false,
+                timeout: None,
+                program_args: Vec::new(),
+                toolchain: cfg.toolchain.clone(),
+                capture: true,
+                save_budget: None,
+            },
+            budget: cfg.budget,
+            strategy: cfg.strategy.clone(),
+            seed: cfg.seed,
+            measure: cfg.measure.clone(),
+            timeout: cfg.timeout,
+            jobs: cfg.jobs,
+            time_limit: cfg.time_limit,
+        };
+        let searched = match search(&scfg) {
+            Ok(s) => s,
+            Err(e) => {
+                progress(&format!("{}: skipped: {e}", p.name));
+                continue;
+            }
+        };
+        let entries = entries_of(&searched, machine.as_ref())?;
+        let n = entries.len();
+        let new = Database {
+            feature_version: FEATURE_VERSION,
+            model: String::new(),
+            entries,
+        };
+        db.merge(new).map_err(Error::Failed)?;
+        db.model.clear();
+        db.save(&cfg.out)
+            .map_err(|e| Error::Failed(e.to_string()))?;
+        progress(&format!(
+            "{}: {n} nests, best speedups {}",
+            p.name,
+            searched
+                .results
+                .iter()
+                .map(|r| format!("{:.2}x", r.speedup))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+    }
+    Ok(db)
+}
+
+/// Embeds every entry with `model` and records which model did.
+pub fn embed_all(db: &mut Database, model: &Embedder) -> Result<()> {
+    let feats: Vec<&embeddings::NestFeatures> = db.entries.iter().map(|e| &e.features).collect();
+    let emb = model
+        .embed(&feats, false)
+        .map_err(|e| Error::Failed(e.to_string()))?;
+    for (e, v) in db.entries.iter_mut().zip(emb) {
+        e.embedding = v;
+    }
+    db.model = model.id();
+    Ok(())
+}
+
+/// One retrieval method's outcome on one held-out nest.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MethodOutcome {
+    pub neighbours: Vec<(String, String, f32)>,
+    /// Speedups of the transferred recipes (0 = refused, failed or wrong).
+    pub speedups: Vec<f64>,
+    /// max(1, best transferred speedup): what `tune apply` would keep.
+    pub kept: f64,
+    /// kept ≥ 90% of the best speedup known for the nest.
+    pub hit: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EvalRow {
+    pub program: String,
+    pub nest: String,
+    pub best_known: f64,
+    pub methods: BTreeMap<String, MethodOutcome>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EvalReport {
+    pub k: usize,
+    pub rows: Vec<EvalRow>,
+    /// Method → share of held-out nests with a hit.
+    pub hit_rate: BTreeMap<String, f64>,
+    pub measured: usize,
+    pub seconds: f64,
+}
+
+#[derive(Debug, Clone)]
+pub struct EvalConfig {
+    pub db: PathBuf,
+    pub suite: PathBuf,
+    pub preset: datasets::Preset,
+    pub programs: Vec<String>,
+    pub k: usize,
+    pub seed: u64,
+    pub train: models::TrainOptions,
+    pub measure: Measure,
+    pub timeout: Duration,
+    pub cache_root: PathBuf,
+    pub toolchain: Toolchain,
+}
+
+pub const METHODS: [&str; 3] = ["embedding", "raw features", "random"];
+
+/// Leave-one-program-out: for each program of the suite that the database holds, a
+/// model is trained without it, and each of its nests gets the best recipes of its K
+/// nearest other-program entries (by embedding; by standardized raw features; K at
+/// random), re-fitted and measured on the nest's saved data against its baseline.
+pub fn evaluate(cfg: &EvalConfig, progress: &mut dyn FnMut(&str)) -> Result<EvalReport> {
+    let started = std::time::Instant::now();
+    let db = Database::load(&cfg.db).map_err(|e| Error::Input(e.to_string()))?;
+    let suite = datasets::Suite::load(&cfg.suite).map_err(|e| Error::Input(e.to_string()))?;
+    let tc = &cfg.toolchain;
+    let mut rows = Vec::new();
+    let mut measured = 0;
+    let mut rng = crate::search::Rng::new(cfg.seed);
+    for p in &suite.programs {
+        if !cfg.programs.is_empty() && !cfg.programs.contains(&p.name) {
+            continue;
+        }
+        let held: Vec<&Entry> = db.entries.iter().filter(|e| e.program == p.name).collect();
+        if held.is_empty() {
+            continue;
+        }
+        let train: Vec<&Entry> = db.entries.iter().filter(|e| e.program != p.name).collect();
+        let ckpt = embeddings::embed::train(&train, &cfg.train)
+            .map_err(|e| Error::Failed(e.to_string()))?;
+        let model = Embedder::new(ckpt).map_err(|e| Error::Failed(e.to_string()))?;
+        let all_feats: Vec<&embeddings::NestFeatures> =
+            db.entries.iter().map(|e| &e.features).collect();
+        let emb = model
+            .embed(&all_feats, false)
+            .map_err(|e| Error::Failed(e.to_string()))?;
+        let norm = Normalizer::fit(&train.iter().map(|e| &e.features).collect::<Vec<_>>());
+        let raw: Vec<Vec<f32>> = db
+            .entries
+            .iter()
+            .map(|e| norm.apply(&e.features).flat())
+            .collect();
+        let index_of = |e: &Entry| {
+            db.entries
+                .iter()
+                .position(|x| std::ptr::eq(x, e))
+                .expect("entry of the database")
+        };
+        // The held-out program's nests and saved data, as the search left them.
+        let args = CcArgs::parse(&suite.args(p, cfg.preset))?;
+        let run = RunConfig {
+            args: args.clone(),
+            function: None,
+            cache_root: cfg.cache_root.clone(),
+            save_versions: 1,
+            openmp: false,
+            timeout: None,
+            program_args: Vec::new(),
+            toolchain: tc.clone(),
+            capture: true,
+            save_budget: None,
+        };
+        let dry = crate::run::dry_run(&run, &profiling::phases::Phases::new())?;
+        let program = &dry.parsed.program;
+        let builds = dry.cache.root.join("cutouts");
+        let scratch = dry.cache.root.join("scratch");
+        for e in held {
+            let Some(nest) = dry.nests.iter().find(|n| n.name == e.nest) else {
+                continue;
+            };
+            let cutout = Cutout::new(
+                program.clone(),
+                nest.clone(),
+                dry.cache.data(),
+                args.cflags.clone(),
+            );
+            let (base, _) = cutout.measure(
+                tc,
+                &cutout.original(),
+                0,
+                &cfg.measure,
+                cfg.timeout,
+                &builds,
+                &scratch,
+            )?;
+            measured += 1;
+            let baseline = base.stats.median;
+            let me = index_of(e);
+            let others: Vec<usize> = (0..db.entries.len())
+                .filter(|&i| db.entries[i].program != p.name && db.entries[i].best().is_some())
+                .collect();
+            let nearest = |q: &[f32], vecs: &[Vec<f32>]| -> Vec<usize> {
+                let mut d: Vec<(f32, usize)> = others
+                    .iter()
+                    .map(|&i| (embeddings::db::distance(q, &vecs[i]), i))
+                    .collect();
+                d.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                d.into_iter().take(cfg.k).map(|x| x.1).collect()
+            };
+            let mut random = others.clone();
+            for i in (1..random.len()).rev() {
+                random.swap(i, rng.below(i + 1));
+            }
+            random.truncate(cfg.k);
+            let picks = [nearest(&emb[me], &emb), nearest(&raw[me], &raw), random];
+            let mut cache: BTreeMap<String, f64> = BTreeMap::new();
+            let mut methods = BTreeMap::new();
+            for (name, pick) in METHODS.iter().zip(picks) {
+                let mut speedups = Vec::new();
+                let mut neighbours = Vec::new();
+                for i in pick {
+                    let n = &db.entries[i];
+                    let dist = if *name == "raw features" {
+                        embeddings::db::distance(&raw[me], &raw[i])
+                    } else {
+                        embeddings::db::distance(&emb[me], &emb[i])
+                    };
+                    neighbours.push((n.program.clone(), n.nest.clone(), dist));
+                    let Some(best) = n.best() else { continue };
+                    let Ok(rr) = serde_json::from_str::<RoleRecipe>(best) else {
+                        speedups.push(0.0);
+                        continue;
+                    };
+                    let fitted = refit(&rr, program, nest.region, nest.root).recipe;
+                    let key = serde_json::to_string(&fitted).expect("recipes serialize");
+                    let s = match cache.get(&key) {
+                        Some(s) => *s,
+                        None => {
+                            let s = measure_recipe(
+                                &cutout, program, nest, &fitted, baseline, cfg, &builds, &scratch,
+                            )?;
+                            measured += 1;
+                            cache.insert(key, s);
+                            s
+                        }
+                    };
+                    speedups.push(s);
+                }
+                let kept = speedups.iter().copied().fold(1.0, f64::max);
+                methods.insert(
+                    name.to_string(),
+                    MethodOutcome {
+                        neighbours,
+                        speedups,
+                        kept,
+                        hit: false,
+                    },
+                );
+            }
+            let best_known = methods
+                .values()
+                .map(|m| m.kept)
+                .fold(e.speedup().max(1.0), f64::max);
+            for m in methods.values_mut() {
+                m.hit = m.kept >= 0.9 * best_known;
+            }
+            progress(&format!(
+                "{} {}: best known {:.2}x; {}",
+                p.name,
+                e.nest,
+                best_known,
+                METHODS
+                    .iter()
+                    .map(|n| format!("{n} {:.2}x", methods[*n].kept))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            rows.push(EvalRow {
+                program: p.name.clone(),
+                nest: e.nest.clone(),
+                best_known,
+                methods,
+            });
+        }
+    }
+    let mut hit_rate = BTreeMap::new();
+    for m in METHODS {
+        let hits = rows.iter().filter(|r| r.methods[m].hit).count();
+        hit_rate.insert(
+            m.to_string(),
+            if rows.is_empty() {
+                0.0
+            } else {
+                hits as f64 / rows.len() as f64
+            },
+        );
+    }
+    Ok(EvalReport {
+        k: cfg.k,
+        rows,
+        hit_rate,
+        measured,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Speedup of `recipe` on the nest (0 when refused, failing or wrong).
+#[allow(clippy::too_many_arguments)]
+fn measure_recipe(
+    cutout: &Cutout,
+    program: &ir::Program,
+    nest: &Nest,
+    recipe: &Recipe,
+    baseline: f64,
+    cfg: &EvalConfig,
+    builds: &Path,
+    scratch: &Path,
+) -> Result<f64> {
+    if recipe.steps.is_empty() {
+        return Ok(1.0);
+    }
+    let Ok(t) = apply(program, nest.region, nest.root, recipe) else {
+        return Ok(0.0);
+    };
+    let v = cutout.variant("transfer", &t);
+    let (r, _) = cutout.measure(
+        &cfg.toolchain,
+        &v,
+        0,
+        &cfg.measure,
+        cfg.timeout,
+        builds,
+        scratch,
+    )?;
+    Ok(if r.verdict == Verdict::Verified && r.stats.median > 0.0 {
+        baseline / r.stats.median
+    } else {
+        0.0
+    })
+}
+
+/// The evaluation table.
+pub fn render_eval(r: &EvalReport) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<16}{:<8}{:>8}  {:>16}{:>16}{:>16}",
+        "program", "nest", "best", "embedding", "raw features", "random"
+    );
+    for row in &r.rows {
+        let _ = write!(
+            out,
+            "{:<16}{:<8}{:>7.2}x ",
+            row.program, row.nest, row.best_known
+        );
+        for m in METHODS {
+            let o = &row.methods[m];
+            let _ = write!(
+                out,
+                "{:>15}",
+                format!("{:.2}x {}", o.kept, if o.hit { "hit" } else { "miss" })
+            );
+            out.push(' ');
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "top-{} reaches >= 90% of the best known speedup on: {}",
+        r.k,
+        METHODS
+            .iter()
+            .map(|m| format!("{m} {:.0}%", 100.0 * r.hit_rate[*m]))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "{} held-out nests, {} measurements, {:.0} s",
+        r.rows.len(),
+        r.measured,
+        r.seconds
+    );
+    out
+}

@@ -1,0 +1,654 @@
+//! The transfer-tuning pipeline, as a library.
+//!
+//! ```no_run
+//! use tuner::pipeline::{Pipeline, ProgramSpec};
+//! use profiling::measure::Measure;
+//!
+//! let program = ProgramSpec::from_args(&["gemm.c", "-DSMALL_DATASET", "-lm"]).unwrap();
+//! // Static features only (no profiling pass for the features), the 3 nearest nests.
+//! let report = Pipeline::static_only().top_k(3).apply(&program).unwrap();
+//! println!("{}", tuner::pipeline::render(&report));
+//! // With the profiling pass, and the baseline timed with 3 warmup runs and 10 repetitions.
+//! let timings = Pipeline::full()
+//!     .measure(&program, Measure::default().warmup(3).repetitions(10))
+//!     .unwrap();
+//! ```
+//!
+//! [`Pipeline::apply`]: a dry run with Save; per nest, a baseline measurement on the
+//! saved data (the profiling pass: warmup, repetitions, counters, roofline); features and
+//! embedding; the K nearest database entries; each entry's best recipe re-fitted to the
+//! nest by loop roles, checked for legality, built, measured on the restored data and
+//! verified against the saved outputs. A candidate is kept only if it is verified and
+//! faster than the untransformed nest by more than the measured noise (its median's 95%
+//! interval lies below the baseline's). The tuned program is the user's source with the
+//! kept recipes applied.
+
+use crate::database::{machine_info, nest_features, nest_root};
+use crate::run::{dry_run, RunConfig};
+use crate::{Error, Result};
+use embeddings::db::Database;
+use embeddings::embed::Embedder;
+use ir::canonical::{refit, RoleRecipe};
+use ir::transform::{apply, Recipe};
+use profiling::build::Toolchain;
+use profiling::cc::CcArgs;
+use profiling::cutout::{Cutout, Verdict};
+use profiling::machine::MachineInfo;
+use profiling::measure::{Measure, Stats};
+use profiling::roofline::{Roof, RooflineRow};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The shipped model and database (`models/default/`), or `$TUNE_MODELS`.
+pub fn default_models_dir() -> PathBuf {
+    std::env::var_os("TUNE_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join("models")
+                .join("default")
+        })
+}
+
+/// A program as the compiler would be given it: the source with the region(s) first,
+/// then cc flags and further `.c` files.
+#[derive(Debug, Clone)]
+pub struct ProgramSpec {
+    pub args: CcArgs,
+    /// Tune this function's body instead of `#pragma scop` regions.
+    pub function: Option<String>,
+    /// Arguments for the program itself.
+    pub program_args: Vec<String>,
+}
+
+impl ProgramSpec {
+    /// From cc-style arguments, e.g. `["gemm.c", "-DSMALL_DATASET", "-lm"]`.
+    pub fn from_args(args: &[&str]) -> Result<ProgramSpec> {
+        let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        Ok(ProgramSpec {
+            args: CcArgs::parse(&v)?,
+            function: None,
+            program_args: Vec::new(),
+        })
+    }
+}
+
+/// How to transfer-tune.
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    /// Retrieve by static features only (no performance features).
+    pub static_only: bool,
+    pub k: usize,
+    pub db: PathBuf,
+    pub model: PathBuf,
+    /// How baseline and candidates are measured.
+    pub measure: Measure,
+    pub timeout: Duration,
+    pub cache_root: PathBuf,
+    pub toolchain: Toolchain,
+}
+
+impl Pipeline {
+    fn new(static_only: bool) -> Pipeline {
+        let models = default_models_dir();
+        Pipeline {
+            static_only,
+            k: 3,
+            db: models.join("tune.db"),
+            model: models.join("model"),
+            measure: Measure::default().warmup(2).repetitions(10).counters(&[]),
+            timeout: Duration::from_secs(60),
+            cache_root: std::env::var_os("TUNE_CACHE")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(".tunecache")),
+            toolchain: Toolchain::default(),
+        }
+    }
+
+    /// Static, performance and machine features (the profiling pass runs first).
+    pub fn full() -> Pipeline {
+        Pipeline::new(false)
+    }
+
+    /// Static features only.
+    pub fn static_only() -> Pipeline {
+        Pipeline::new(true)
+    }
+
+    /// Number of nearest database entries whose recipes are tried.
+    pub fn top_k(mut self, k: usize) -> Pipeline {
+        self.k = k.max(1);
+        self
+    }
+
+    pub fn db(mut self, path: impl Into<PathBuf>) -> Pipeline {
+        self.db = path.into();
+        self
+    }
+
+    pub fn model(mut self, dir: impl Into<PathBuf>) -> Pipeline {
+        self.model = dir.into();
+        self
+    }
+
+    pub fn measured_with(mut self, m: Measure) -> Pipeline {
+        self.measure = m;
+        self
+    }
+
+    pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Pipeline {
+        self.cache_root = dir.into();
+        self
+    }
+
+    fn run_config(&self, p: &ProgramSpec) -> RunConfig {
+        RunConfig {
+            args: p.args.clone(),
+            function: p.function.clone(),
+            cache_root: self.cache_root.clone(),
+            save_versions: 1,
+            openmp: false,
+            timeout: None,
+            program_args: p.program_args.clone(),
+            toolchain: self.toolchain.clone(),
+            capture: true,
+            save_budget: None,
+        }
+    }
+
+    /// Times every nest of the program, untransformed, on its saved data.
+    pub fn measure(&self, p: &ProgramSpec, m: Measure) -> Result<Vec<NestTiming>> {
+        let dry = checked_dry_run(&self.run_config(p))?;
+        let builds = dry.cache.root.join("cutouts");
+        let scratch = dry.cache.root.join("scratch");
+        let mut out = Vec::new();
+        for nest in &dry.nests {
+            let c = Cutout::new(
+                dry.parsed.program.clone(),
+                nest.clone(),
+                dry.cache.data(),
+                p.args.cflags.clone(),
+            );
+            let (r, _) = c.measure(
+                &self.toolchain,
+                &c.original(),
+                0,
+                &m,
+                self.timeout,
+                &builds,
+                &scratch,
+            )?;
+            out.push(NestTiming {
+                nest: nest.name.clone(),
+                verdict: r.verdict.describe(),
+                stats: r.stats,
+                samples: r.samples,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Transfer-tunes the program (see the module documentation).
+    pub fn apply(&self, p: &ProgramSpec) -> Result<ApplyReport> {
+        let t_all = Instant::now();
+        let mut time = TimeSplit::default();
+        let db = Database::load(&self.db).map_err(|e| Error::Input(e.to_string()))?;
+        if db.entries.is_empty() {
+            return Err(Error::Input(format!(
+                "{}: the database has no entries",
+                self.db.display()
+            )));
+        }
+        let t0 = Instant::now();
+        let model = Embedder::load(&self.model).map_err(|e| Error::Input(e.to_string()))?;
+        time.embedding_s += t0.elapsed().as_secs_f64();
+
+        let t0 = Instant::now();
+        let dry = checked_dry_run(&self.run_config(p))?;
+        let program = &dry.parsed.program;
+        let machine = machine_info(&self.cache_root, &self.toolchain);
+        let roof = machine.as_ref().map(roof_of);
+        time.profiling_s += t0.elapsed().as_secs_f64();
+        let builds = dry.cache.root.join("cutouts");
+        let scratch = dry.cache.root.join("scratch");
+        // Database entries embedded by this model (re-embedded when the file was not).
+        let db_emb: Vec<Vec<f32>> = if db.model == model.id() {
+            db.entries.iter().map(|e| e.embedding.clone()).collect()
+        } else {
+            let t0 = Instant::now();
+            let f: Vec<_> = db.entries.iter().map(|e| &e.features).collect();
+            let v = model
+                .embed(&f, self.static_only)
+                .map_err(|e| Error::Failed(e.to_string()))?;
+            time.embedding_s += t0.elapsed().as_secs_f64();
+            v
+        };
+        let mut nests = Vec::new();
+        for nest in &dry.nests {
+            let cutout = Cutout::new(
+                program.clone(),
+                nest.clone(),
+                dry.cache.data(),
+                p.args.cflags.clone(),
+            );
+            // Profiling pass: the baseline on the saved data.
+            let t0 = Instant::now();
+            let original = cutout.original();
+            let (b, _) = cutout.build(&self.toolchain, &original, &builds)?;
+            time.building_s += t0.elapsed().as_secs_f64();
+            let t0 = Instant::now();
+            let base = cutout.run(&b.exe, "original", 0, &self.measure, self.timeout, &scratch)?;
+            time.measuring_s += t0.elapsed().as_secs_f64();
+            if base.verdict != Verdict::Verified {
+                return Err(Error::Failed(format!(
+                    "{}: the untransformed nest does not reproduce its saved outputs: {}",
+                    nest.name,
+                    base.verdict.describe()
+                )));
+            }
+            let t0 = Instant::now();
+            let features = nest_features(
+                program,
+                nest,
+                &dry.cache.data(),
+                base.stats.median,
+                machine.as_ref(),
+            )
+            .ok_or_else(|| Error::Failed(format!("{}: no features", nest.name)))?;
+            let flops = features_flops(program, nest, &dry.cache.data());
+            time.profiling_s += t0.elapsed().as_secs_f64();
+
+            // Embedding and retrieval.
+            let t0 = Instant::now();
+            let q = model
+                .embed(&[&features], self.static_only)
+                .map_err(|e| Error::Failed(e.to_string()))?
+                .remove(0);
+            let near = db.top_k(
+                &q,
+                self.k,
+                &|e| {
+                    let i = db
+                        .entries
+                        .iter()
+                        .position(|x| std::ptr::eq(x, e))
+                        .expect("entry");
+                    db_emb[i].clone()
+                },
+                &|e| e.best().is_some(),
+            );
+            time.embedding_s += t0.elapsed().as_secs_f64();
+
+            // Candidates: re-fit, legality, build, measure, verify.
+            let mut candidates: Vec<Candidate> = Vec::new();
+            for n in &near {
+                let entry = &db.entries[n.index];
+                let from = Neighbour {
+                    program: entry.program.clone(),
+                    nest: entry.nest.clone(),
+                    distance: n.distance,
+                    speedup_there: entry.speedup(),
+                };
+                let rr: RoleRecipe = match entry.best().map(serde_json::from_str) {
+                    Some(Ok(r)) => r,
+                    _ => continue,
+                };
+                let fit = refit(&rr, program, nest.region, nest.root);
+                let dropped: Vec<String> = fit
+                    .dropped
+                    .iter()
+                    .map(|(k, why)| format!("recipe step {k}: {why}"))
+                    .collect();
+                let mut c = Candidate {
+                    from,
+                    recipe: fit.recipe.clone(),
+                    dropped,
+                    verdict: String::new(),
+                    stats: None,
+                    speedup: 0.0,
+                    kept: false,
+                    why: String::new(),
+                };
+                if fit.recipe.steps.is_empty() {
+                    c.verdict = "not applicable".into();
+                    c.why = "no step of the recipe applies to this nest".into();
+                    candidates.push(c);
+                    continue;
+                }
+                if let Some(same) = candidates.iter().find(|x| x.recipe == fit.recipe) {
+                    c.verdict = same.verdict.clone();
+                    c.stats = same.stats.clone();
+                    c.speedup = same.speedup;
+                    c.why = "same recipe as an earlier candidate (measured once)".into();
+                    candidates.push(c);
+                    continue;
+                }
+                let t = match apply(program, nest.region, nest.root, &fit.recipe) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        c.verdict = "refused".into();
+                        c.why = e.to_string();
+                        candidates.push(c);
+                        continue;
+                    }
+                };
+                let v = cutout.variant("candidate", &t);
+                let t0 = Instant::now();
+                let built = cutout.build(&self.toolchain, &v, &builds);
+                time.building_s += t0.elapsed().as_secs_f64();
+                let exe = match built {
+                    Ok((b, _)) => b.exe,
+                    Err(profiling::Error::Compile { first_error, .. }) => {
+                        c.verdict = "build failed".into();
+                        c.why = first_error;
+                        candidates.push(c);
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                let t0 = Instant::now();
+                let r = cutout.run(&exe, "candidate", 0, &self.measure, self.timeout, &scratch)?;
+                time.measuring_s += t0.elapsed().as_secs_f64();
+                c.verdict = r.verdict.describe();
+                if r.verdict == Verdict::Verified {
+                    c.speedup = base.stats.median / r.stats.median.max(1e-12);
+                    c.stats = Some(r.stats.clone());
+                }
+                candidates.push(c);
+            }
+            // Keep the fastest candidate that beats the baseline beyond the noise.
+            for c in candidates.iter_mut() {
+                if !c.why.is_empty() && c.stats.is_none() {
+                    continue;
+                }
+                let Some(s) = &c.stats else {
+                    c.why = format!("not verified: {}", c.verdict);
+                    continue;
+                };
+                if s.median_ci.1 < base.stats.median_ci.0 {
+                    c.why = format!(
+                        "verified, {:.2}x faster beyond the noise (95% interval of its median {:.4}..{:.4} ms, baseline's {:.4}..{:.4} ms)",
+                        c.speedup,
+                        s.median_ci.0 * 1e3,
+                        s.median_ci.1 * 1e3,
+                        base.stats.median_ci.0 * 1e3,
+                        base.stats.median_ci.1 * 1e3
+                    );
+                } else if c.why.is_empty() {
+                    c.why = format!(
+                        "verified, but not faster beyond the noise ({:.2}x; 95% interval of its median {:.4}..{:.4} ms vs the baseline's {:.4}..{:.4} ms)",
+                        c.speedup,
+                        s.median_ci.0 * 1e3,
+                        s.median_ci.1 * 1e3,
+                        base.stats.median_ci.0 * 1e3,
+                        base.stats.median_ci.1 * 1e3
+                    );
+                }
+            }
+            let best = candidates
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| {
+                    c.stats
+                        .as_ref()
+                        .is_some_and(|s| s.median_ci.1 < base.stats.median_ci.0)
+                })
+                .min_by(|a, b| {
+                    a.1.stats
+                        .as_ref()
+                        .expect("stats")
+                        .median
+                        .total_cmp(&b.1.stats.as_ref().expect("stats").median)
+                })
+                .map(|(i, _)| i);
+            if let Some(i) = best {
+                candidates[i].kept = true;
+            }
+            let tuned = best.and_then(|i| candidates[i].stats.clone());
+            let efficiency = |t: f64| -> Option<f64> {
+                let r = roof.as_ref()?;
+                let (fl, by) = flops?;
+                Some(RooflineRow::new(&nest.name, 1, t, fl, by, "compulsory", r).efficiency)
+            };
+            let tuned_median = tuned.as_ref().map_or(base.stats.median, |s| s.median);
+            nests.push(NestReport {
+                nest: nest.name.clone(),
+                line: nest_root(program, nest).map_or(0, |l| l.pos.line),
+                baseline: base.stats.clone(),
+                tuned: tuned.clone(),
+                speedup: base.stats.median / tuned_median.max(1e-12),
+                chosen: best
+                    .map(|i| candidates[i].recipe.clone())
+                    .unwrap_or_default(),
+                neighbours: near
+                    .iter()
+                    .map(|n| Neighbour {
+                        program: n.program.clone(),
+                        nest: n.nest.clone(),
+                        distance: n.distance,
+                        speedup_there: db.entries[n.index].speedup(),
+                    })
+                    .collect(),
+                candidates,
+                efficiency_before: efficiency(base.stats.median),
+                efficiency_after: efficiency(tuned_median),
+                measured_variants: 0,
+            });
+            let last = nests.last_mut().expect("just pushed");
+            last.measured_variants = 1 + last
+                .candidates
+                .iter()
+                .filter(|c| c.stats.is_some() && !c.why.starts_with("same recipe"))
+                .count();
+        }
+        // The tuned program.
+        let recipes: Vec<(usize, usize, Recipe)> = dry
+            .nests
+            .iter()
+            .zip(&nests)
+            .map(|(n, r)| (n.region, n.root, r.chosen.clone()))
+            .collect();
+        let (tuned_program, openmp) = ir::emit::apply_recipes(program, &recipes)
+            .map_err(|e| Error::Failed(format!("re-applying the chosen recipes: {e}")))?;
+        let text = std::fs::read_to_string(&program.file)
+            .map_err(|e| Error::Input(format!("{}: {e}", program.file)))?;
+        let source = ir::emit::tuned_source(&text, &tuned_program)
+            .map_err(|e| Error::Failed(e.to_string()))?;
+        time.total_s = t_all.elapsed().as_secs_f64();
+        Ok(ApplyReport {
+            program: program.name.clone(),
+            file: program.file.clone(),
+            k: self.k,
+            static_only: self.static_only,
+            nests,
+            source,
+            openmp,
+            time,
+            machine: machine.map(|m| m.cpu_model),
+        })
+    }
+}
+
+fn checked_dry_run(cfg: &RunConfig) -> Result<crate::run::DryRun> {
+    let dry = dry_run(cfg, &profiling::phases::Phases::new())?;
+    if dry.summary.exit_code != 0 || dry.summary.saved.as_ref().is_none_or(|s| s.failed) {
+        return Err(Error::Failed(format!(
+            "{}: the dry run did not finish normally (exit code {})",
+            dry.summary.file, dry.summary.exit_code
+        )));
+    }
+    Ok(dry)
+}
+
+fn roof_of(m: &MachineInfo) -> Roof {
+    Roof {
+        peak_gflops: m.best_peak_all(),
+        bandwidth_gbs: m.bandwidth_all.triad,
+        source: format!("tune machine, {} threads, peak FMA / triad", m.threads),
+    }
+}
+
+fn features_flops(
+    program: &ir::Program,
+    nest: &ir::codegen::Nest,
+    data: &Path,
+) -> Option<(u64, u64)> {
+    let env = profiling::cutout::env_of(data, nest, 0);
+    let c = ir::counts::nest_counts(program, nest.region, nest.root, &env, 50_000_000).ok()?;
+    Some((c.flops, c.bytes_compulsory))
+}
+
+/// Where a candidate recipe came from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Neighbour {
+    pub program: String,
+    pub nest: String,
+    pub distance: f32,
+    /// The speedup the recipe reached on that nest.
+    pub speedup_there: f64,
+}
+
+/// One transferred recipe on one nest.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Candidate {
+    pub from: Neighbour,
+    /// The recipe as re-fitted to this nest.
+    pub recipe: Recipe,
+    /// Steps of the source recipe that did not apply here, with why.
+    pub dropped: Vec<String>,
+    /// verified / wrong result ... / refused / build failed / not applicable.
+    pub verdict: String,
+    pub stats: Option<Stats>,
+    pub speedup: f64,
+    pub kept: bool,
+    /// Why it was kept or not (what `--explain` prints).
+    pub why: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NestReport {
+    pub nest: String,
+    pub line: u32,
+    pub baseline: Stats,
+    pub tuned: Option<Stats>,
+    pub speedup: f64,
+    pub chosen: Recipe,
+    pub neighbours: Vec<Neighbour>,
+    pub candidates: Vec<Candidate>,
+    /// Achieved / attainable (roofline, all threads), before and after.
+    pub efficiency_before: Option<f64>,
+    pub efficiency_after: Option<f64>,
+    /// The baseline plus each distinct candidate measured.
+    pub measured_variants: usize,
+}
+
+/// Wall time of the tuning, by phase.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TimeSplit {
+    pub profiling_s: f64,
+    pub embedding_s: f64,
+    pub building_s: f64,
+    pub measuring_s: f64,
+    pub total_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ApplyReport {
+    pub program: String,
+    pub file: String,
+    pub k: usize,
+    pub static_only: bool,
+    pub nests: Vec<NestReport>,
+    /// The tuned program's source.
+    #[serde(skip)]
+    pub source: String,
+    /// The tuned program needs `-fopenmp`.
+    pub openmp: bool,
+    pub time: TimeSplit,
+    pub machine: Option<String>,
+}
+
+/// Timing of one untransformed nest ([`Pipeline::measure`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NestTiming {
+    pub nest: String,
+    pub verdict: String,
+    pub stats: Stats,
+    pub samples: Vec<f64>,
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("-".into(), |v| format!("{:.0}%", v * 100.0))
+}
+
+/// The report as a terminal table; with `explain`, every candidate with why it was
+/// kept or refused.
+pub fn render_with(r: &ApplyReport, explain: bool) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<8}{:>6}{:>20}{:>20}{:>9}{:>13}  recipe (from)",
+        "nest", "line", "baseline ms", "tuned ms", "speedup", "roofline"
+    );
+    for n in &r.nests {
+        let spread = |s: &Stats| {
+            format!(
+                "{:.3} ±{:.0}%",
+                s.median * 1e3,
+                100.0 * (s.median_ci.1 - s.median_ci.0) / 2.0 / s.median.max(1e-12)
+            )
+        };
+        let chosen = n.candidates.iter().find(|c| c.kept);
+        let _ = writeln!(
+            out,
+            "{:<8}{:>6}{:>20}{:>20}{:>8.2}x{:>13}  {}",
+            n.nest,
+            n.line,
+            spread(&n.baseline),
+            n.tuned.as_ref().map_or("-".into(), spread),
+            n.speedup,
+            format!("{}→{}", pct(n.efficiency_before), pct(n.efficiency_after)),
+            match chosen {
+                Some(c) => format!(
+                    "{} (from {} {}, d={:.2})",
+                    serde_json::to_string(&c.recipe.steps).expect("steps serialize"),
+                    c.from.program,
+                    c.from.nest,
+                    c.from.distance
+                ),
+                None => "untransformed (no candidate beat it beyond the noise)".into(),
+            }
+        );
+        if explain {
+            for c in &n.candidates {
+                let _ = writeln!(
+                    out,
+                    "    {} {} {} d={:.2}: {} — {}",
+                    if c.kept { "KEPT" } else { "    " },
+                    c.from.program,
+                    c.from.nest,
+                    c.from.distance,
+                    serde_json::to_string(&c.recipe.steps).expect("steps serialize"),
+                    if c.why.is_empty() { &c.verdict } else { &c.why }
+                );
+                for d in &c.dropped {
+                    let _ = writeln!(out, "         dropped {d}");
+                }
+            }
+        }
+    }
+    let t = &r.time;
+    let _ = writeln!(
+        out,
+        "tuning time {:.1} s: profiling {:.1} s, embedding {:.2} s, building {:.1} s, measuring {:.1} s",
+        t.total_s, t.profiling_s, t.embedding_s, t.building_s, t.measuring_s
+    );
+    out
+}
+
+pub fn render(r: &ApplyReport) -> String {
+    render_with(r, false)
+}
