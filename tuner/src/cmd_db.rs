@@ -44,6 +44,10 @@ pub enum DbCommand {
     Merge(DbMergeArgs),
     /// Embed every entry with a model (what `tune apply` retrieves by).
     Embed(DbEmbedArgs),
+    /// Write a suite of synthetic loop-nest programs (seeded) to grow the database.
+    ///
+    /// Example: tune db synth --seed 1 --count 48 -o target/synth
+    Synth(DbSynthArgs),
     /// Leave-one-program-out retrieval quality: per held-out nest, the best recipes of
     /// its K nearest entries from other programs (by embedding, by raw features, at
     /// random), re-fitted and measured on its saved data.
@@ -78,6 +82,17 @@ pub struct DbBuildArgs {
     cache_dir: Option<PathBuf>,
     /// The database file (created or extended).
     #[arg(short = 'o', long = "output", value_name = "DB")]
+    out: PathBuf,
+}
+
+#[derive(clap::Args)]
+pub struct DbSynthArgs {
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value_t = 48)]
+    count: usize,
+    /// Folder for programs/, common.h and suite.json.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
     out: PathBuf,
 }
 
@@ -268,6 +283,18 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                 db.entries.len(),
                 db.model
             );
+            Ok(0)
+        }
+        DbCommand::Synth(a) => {
+            let opts = datasets::synth::SynthOptions {
+                seed: a.seed,
+                count: a.count,
+                ..Default::default()
+            };
+            let programs = datasets::synth::generate(&opts);
+            let suite = datasets::synth::write_suite(&a.out, &programs)
+                .map_err(|e| Error::Failed(format!("{}: {e}", a.out.display())))?;
+            eprintln!("{}: {} programs", suite.display(), programs.len());
             Ok(0)
         }
         DbCommand::Eval(a) => {

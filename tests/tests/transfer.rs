@@ -1,0 +1,164 @@
+//! Transfer tuning end to end, on a database built here: `tune db build` over two
+//! dataset programs (MINI), `tune model train`, `tune db embed`, then `tune apply` on a
+//! third program. The tuned file compiles on its own with `cc -fopenmp` and prints what
+//! the original prints; the report lists every candidate with its verdict and no more
+//! than K+1 measured variants per nest; a damaged database is refused with one line.
+
+use tune_e2e::{cc_run, strings, tune, workspace};
+
+#[test]
+fn build_train_embed_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = d.join("t.db");
+    let model = d.join("model");
+    let run = |args: &[&str]| {
+        let out = tune(&strings(args), d);
+        assert_eq!(out.code, 0, "tune {args:?}: {}", out.stderr_text());
+        out
+    };
+    run(&[
+        "db",
+        "build",
+        "--preset",
+        "MINI",
+        "--programs",
+        "gemm,2mm",
+        "--budget",
+        "4",
+        "--repetitions",
+        "3",
+        "-o",
+        db.to_str().unwrap(),
+    ]);
+    let list = run(&["db", "list", db.to_str().unwrap(), "--json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    // gemm has one nest, 2mm two.
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert!(rows.iter().all(|r| r["baseline_s"].as_f64().unwrap() > 0.0));
+
+    let trained = run(&[
+        "model",
+        "train",
+        "--db",
+        db.to_str().unwrap(),
+        "-o",
+        model.to_str().unwrap(),
+        "--epochs",
+        "20",
+        "--seed",
+        "3",
+    ]);
+    assert!(String::from_utf8_lossy(&trained.stdout).contains("6 examples"));
+    let meta = std::fs::read(model.join("meta.json")).unwrap();
+    let weights = std::fs::read(model.join("weights.bin")).unwrap();
+    // Same data, same seed: the same checkpoint, byte for byte.
+    let again = d.join("model2");
+    run(&[
+        "model",
+        "train",
+        "--db",
+        db.to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+        "--epochs",
+        "20",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(std::fs::read(again.join("weights.bin")).unwrap(), weights);
+    assert_eq!(std::fs::read(again.join("meta.json")).unwrap(), meta);
+    run(&[
+        "db",
+        "embed",
+        db.to_str().unwrap(),
+        "--model",
+        model.to_str().unwrap(),
+    ]);
+
+    // A program the database has not seen, copied here with its header.
+    let programs = workspace().join("datasets").join("programs");
+    for f in ["syrk.c", "common.h"] {
+        std::fs::copy(programs.join(f), d.join(f)).unwrap();
+    }
+    let report = d.join("r.json");
+    let out = run(&[
+        "apply",
+        "syrk.c",
+        "-DMINI_DATASET",
+        "-lm",
+        "--db",
+        db.to_str().unwrap(),
+        "--model",
+        model.to_str().unwrap(),
+        "--top-k",
+        "2",
+        "--repetitions",
+        "5",
+        "--report",
+        report.to_str().unwrap(),
+        "--explain",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("wrote "), "{text}");
+    assert!(text.contains("tuning time"), "{text}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let nests = r["nests"].as_array().unwrap();
+    assert_eq!(nests.len(), 1);
+    let n = &nests[0];
+    assert_eq!(n["neighbours"].as_array().unwrap().len(), 2);
+    assert!(n["measured_variants"].as_u64().unwrap() <= 3);
+    for c in n["candidates"].as_array().unwrap() {
+        assert!(!c["verdict"].as_str().unwrap().is_empty(), "{c}");
+        assert!(!c["why"].as_str().unwrap().is_empty(), "{c}");
+    }
+    // The tuned program builds alone and prints what the original prints.
+    let tuned = d.join("syrk.tuned.c");
+    assert!(tuned.exists());
+    let want = cc_run(&strings(&["syrk.c", "-DMINI_DATASET", "-lm"]), &[], d);
+    let got = cc_run(
+        &strings(&["syrk.tuned.c", "-DMINI_DATASET", "-lm"]),
+        &["-fopenmp"],
+        d,
+    );
+    assert_eq!(got.code, 0);
+    assert_eq!(got.stdout, want.stdout);
+
+    // A damaged database: one line naming the file, exit 2, the file untouched.
+    let bytes = std::fs::read(&db).unwrap();
+    let broken = d.join("broken.db");
+    std::fs::write(&broken, &bytes[..bytes.len() - 7]).unwrap();
+    let out = tune(&strings(&["db", "list", broken.to_str().unwrap()]), d);
+    assert_eq!(out.code, 2);
+    let err = out.stderr_text();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("broken.db") && err.contains("truncated or damaged"),
+        "{err}"
+    );
+    let mut flipped = bytes.clone();
+    let k = flipped.len() / 2;
+    flipped[k] ^= 0x10;
+    std::fs::write(&broken, &flipped).unwrap();
+    let out = tune(
+        &strings(&[
+            "apply",
+            "syrk.c",
+            "-DMINI_DATASET",
+            "-lm",
+            "--db",
+            broken.to_str().unwrap(),
+            "--model",
+            model.to_str().unwrap(),
+        ]),
+        d,
+    );
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr_text().contains("checksum mismatch"),
+        "{}",
+        out.stderr_text()
+    );
+    assert_eq!(std::fs::read(&broken).unwrap(), flipped);
+}
