@@ -1,0 +1,121 @@
+//! Transfer tuning against the compilers: per kernel, `tune apply --top-k K` (default
+//! model and database unless TUNE_BENCH_DB / TUNE_BENCH_MODEL say otherwise) on the
+//! dataset program, then the original under gcc and Polly and the tuned program under
+//! gcc + OpenMP, timed in one rotation. Prints per-kernel speedups over gcc, their
+//! geomeans, measured variants per nest, tuning wall time, and gemm's GFLOP/s against
+//! the machine's peak.
+//!
+//! Run: `cargo bench -p tuner --bench apply_vs_polly`
+//! Settings: TUNE_BENCH_K (default 3), and those of `compare/mod.rs`.
+
+mod compare;
+
+use compare::*;
+
+fn main() {
+    if !have_polly() {
+        eprintln!("clang-19 with Polly is not installed (apt-get install clang-19 libpolly-19-dev libomp-19-dev)");
+        std::process::exit(1);
+    }
+    let s = Setup::from_env("apply_vs_polly");
+    let k = env_or("TUNE_BENCH_K", "3");
+    let mut extra: Vec<String> = Vec::new();
+    if let Ok(db) = std::env::var("TUNE_BENCH_DB") {
+        extra.extend(["--db".into(), db]);
+    }
+    if let Ok(m) = std::env::var("TUNE_BENCH_MODEL") {
+        extra.extend(["--model".into(), m]);
+    }
+    println!(
+        "{:<12}{:>10}{:>10}{:>10}{:>9}{:>9}{:>10}{:>9}  outputs",
+        "kernel", "gcc ms", "polly ms", "tuned ms", "polly x", "tuned x", "variants", "tune s"
+    );
+    let mut rows = Vec::new();
+    for kernel in &s.kernels {
+        let tuned = s.out.join(format!("{kernel}.tuned.c"));
+        let report = s.out.join(format!("{kernel}.report.json"));
+        let mut args: Vec<String> = vec![
+            "apply".into(),
+            s.source(kernel).display().to_string(),
+            s.preset_flag(),
+            "-lm".into(),
+            "--top-k".into(),
+            k.clone(),
+            "-o".into(),
+            tuned.display().to_string(),
+            "--report".into(),
+            report.display().to_string(),
+        ];
+        args.extend(extra.iter().cloned());
+        let (_, secs) = s.tune(&args);
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).expect("report"))
+                .expect("report JSON");
+        let variants: Vec<u64> = r["nests"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|n| n["measured_variants"].as_u64().unwrap_or(0))
+            .collect();
+        let bins = measure_kernel(&s, kernel, &tuned);
+        let [g, p, t] = [0, 1, 2].map(|i| median(&bins[i].times));
+        let same = if bins[2].stdout == bins[0].stdout {
+            "identical"
+        } else {
+            "differ"
+        };
+        println!(
+            "{:<12}{:>10.2}{:>10.2}{:>10.2}{:>8.2}x{:>8.2}x{:>10}{:>9.0}  {same} (spread gcc ±{:.0}% polly ±{:.0}% tuned ±{:.0}%)",
+            kernel,
+            g * 1e3,
+            p * 1e3,
+            t * 1e3,
+            g / p,
+            g / t,
+            format!("{variants:?}"),
+            secs,
+            spread(&bins[0].times),
+            spread(&bins[1].times),
+            spread(&bins[2].times),
+        );
+        rows.push(serde_json::json!({
+            "kernel": kernel, "gcc_s": g, "polly_s": p, "tuned_s": t,
+            "polly_speedup": g / p, "tuned_speedup": g / t, "variants_per_nest": variants,
+            "tune_s": secs, "outputs": same, "report": r,
+            "gcc_samples": bins[0].times, "polly_samples": bins[1].times, "tuned_samples": bins[2].times,
+        }));
+        if kernel == "gemm" && s.preset == "LARGE" {
+            // The usual 2·NI·NJ·NK multiply-add flops (alpha·A[i][k] is hoisted out of j).
+            let flops = 2.0 * 1000.0 * 1100.0 * 1200.0;
+            println!(
+                "gemm GFLOP/s (2·NI·NJ·NK): gcc {:.1}, polly {:.1}, tuned {:.1}",
+                flops / g / 1e9,
+                flops / p / 1e9,
+                flops / t / 1e9
+            );
+        }
+    }
+    let pg = geomean(
+        &rows
+            .iter()
+            .map(|r| r["polly_speedup"].as_f64().unwrap())
+            .collect::<Vec<_>>(),
+    );
+    let tg = geomean(
+        &rows
+            .iter()
+            .map(|r| r["tuned_speedup"].as_f64().unwrap())
+            .collect::<Vec<_>>(),
+    );
+    println!(
+        "geomean speedup over gcc: polly {pg:.2}x, tune apply {tg:.2}x ({:.2}x polly's)",
+        tg / pg
+    );
+    let summary = serde_json::json!({
+        "preset": s.preset, "k": k, "runs": s.runs, "kernels": rows,
+        "geomean_polly": pg, "geomean_tuned": tg,
+    });
+    let path = s.out.join("summary.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&summary).unwrap()).unwrap();
+    println!("summary: {}", path.display());
+}
