@@ -42,10 +42,8 @@ if ! "$venv/bin/python" -c 'import torch, sys; sys.exit(torch.__version__.split(
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check torch==2.13.0
 fi
-export LIBTORCH_USE_PYTORCH=1
-export PATH="$venv/bin:$PATH"
-torch_lib=$("$venv/bin/python" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
-export LD_LIBRARY_PATH="$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# shellcheck source=scripts/env.sh
+source scripts/env.sh
 
 if ! command -v cargo >/dev/null 2>&1; then
   echo "bootstrap: cargo not found; install the Rust toolchain (rustup) first" >&2
@@ -53,11 +51,15 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 
 case "${1:-run}" in
+  env)
+    # Install only; `source scripts/env.sh` then gives the build environment.
+    ;;
   run)
     say "building tune (release)"
     cargo build --release -p tuner --bin tune
-    say "tune run datasets/programs/gemm.c -DSMALL_DATASET -lm"
-    ./target/release/tune run datasets/programs/gemm.c -DSMALL_DATASET -lm
+    say "tune apply datasets/programs/gemm.c -DMEDIUM_DATASET -lm -o target/gemm.tuned.c --explain"
+    ./target/release/tune apply datasets/programs/gemm.c -DMEDIUM_DATASET -lm \
+      -o target/gemm.tuned.c --report target/gemm.report.json --explain
     ;;
   test)
     say "running the test suite"
@@ -72,7 +74,7 @@ case "${1:-run}" in
     exit "$status"
     ;;
   *)
-    echo "usage: scripts/bootstrap.sh [run|test]" >&2
+    echo "usage: scripts/bootstrap.sh [run|test|env]" >&2
     exit 2
     ;;
 esac

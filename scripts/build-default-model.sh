@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds the shipped model and database (models/default/) from datasets/, on this
+# machine: schedule search over the core suite and a seeded synthetic suite (MEDIUM
+# sizes), then model training and embedding of every entry. Takes about two hours on a
+# 2-core machine; resumable (search records are reused, the database is extended).
+#
+#   scripts/build-default-model.sh            # everything
+#   BUDGET=8 SYNTH=0 scripts/build-default-model.sh   # a quicker, smaller database
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUDGET="${BUDGET:-20}"
+SYNTH="${SYNTH:-40}"
+SEED="${SEED:-1}"
+out=models/default
+cache="${TUNE_CACHE:-target/default-model-cache}"
+mkdir -p "$out"
+# The toolchain and libtorch environment (installs them when missing).
+scripts/bootstrap.sh env >/dev/null
+source scripts/env.sh
+cargo build --release -p tuner --bin tune
+tune=./target/release/tune
+TUNE_CACHE="$cache" $tune db build --preset MEDIUM --budget "$BUDGET" --time-limit 60 \
+  --seed "$SEED" -o "$out/tune.db"
+if [ "$SYNTH" -gt 0 ]; then
+  $tune db synth --seed "$SEED" --count "$SYNTH" -o target/synth
+  TUNE_CACHE="$cache" $tune db build --suite target/synth/suite.json --preset MEDIUM \
+    --budget $((BUDGET / 2)) --time-limit 30 --seed "$SEED" -o "$out/tune.db"
+fi
+$tune model train --db "$out/tune.db" -o "$out/model" --seed "$SEED" --epochs 150
+$tune db embed "$out/tune.db" --model "$out/model"
+$tune db list "$out/tune.db" | tail -1
