@@ -10,6 +10,7 @@ pub mod profile;
 pub mod records;
 pub mod run;
 pub mod search;
+pub mod space;
 
 /// An error of the pipeline: either the user's input is wrong (exit code 2) or
 /// something failed while acting on it (exit code 1).

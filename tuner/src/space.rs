@@ -1,0 +1,176 @@
+//! The recipe space of a nest, enumerable: from a recipe (a prefix), every step that
+//! applies legally next, over a fixed grid of parameters. Recipes are sequences of such
+//! steps, so the space is the tree these calls unfold; `search::sample` walks it at
+//! random, this module lists it.
+
+use crate::search::Target;
+use ir::program::{Loop, Node};
+use ir::transform::{apply, Recipe, Schedule, Step};
+
+/// Tile sizes of the grid.
+pub const TILE_SIZES: [i64; 5] = [8, 16, 32, 64, 128];
+/// Unroll and unroll-and-jam factors of the grid.
+pub const FACTORS: [u32; 3] = [2, 4, 8];
+
+fn preorder(root: &Loop) -> Vec<&Loop> {
+    let mut v = vec![root];
+    v.extend(ir::program::loops(&root.body));
+    v
+}
+
+/// Depth of the perfectly nested band starting at `l`.
+fn band_depth(l: &Loop) -> usize {
+    let mut d = 1;
+    let mut cur = l;
+    while let [Node::Loop(inner)] = cur.body.as_slice() {
+        d += 1;
+        cur = inner;
+    }
+    d
+}
+
+fn permutations(m: usize) -> Vec<Vec<usize>> {
+    if m == 1 {
+        return vec![vec![0]];
+    }
+    let mut out = Vec::new();
+    for p in permutations(m - 1) {
+        for k in 0..m {
+            let mut q = p.clone();
+            q.insert(k, m - 1);
+            out.push(q);
+        }
+    }
+    out
+}
+
+/// Every step of the grid that applies legally after `prefix`.
+pub fn next_steps(t: Target, prefix: &Recipe) -> Vec<Step> {
+    let Ok(cur) = apply(t.program, t.region, t.root, prefix) else {
+        return Vec::new();
+    };
+    let loops = preorder(&cur.root);
+    let mut cands = Vec::new();
+    for (at, l) in loops.iter().enumerate() {
+        let depth = band_depth(l).min(3);
+        for m in 2..=depth {
+            for order in permutations(m) {
+                if order.iter().enumerate().any(|(i, o)| i != *o) {
+                    cands.push(Step::Interchange { at, order });
+                }
+            }
+        }
+        for m in 1..=depth {
+            for s in TILE_SIZES {
+                cands.push(Step::Tile {
+                    at,
+                    sizes: vec![s; m],
+                    inner: Vec::new(),
+                });
+            }
+        }
+        for schedule in [Schedule::Static, Schedule::Dynamic] {
+            cands.push(Step::Parallelize {
+                at,
+                schedule,
+                chunk: None,
+                collapse: None,
+            });
+        }
+        if depth >= 2 {
+            cands.push(Step::Parallelize {
+                at,
+                schedule: Schedule::Static,
+                chunk: None,
+                collapse: Some(2),
+            });
+        }
+        cands.push(Step::Vectorize { at, width: None });
+        for factor in FACTORS {
+            cands.push(Step::Unroll { at, factor });
+            cands.push(Step::UnrollJam { at, factor });
+        }
+        cands.push(Step::ScalarReplace { at });
+        cands.push(Step::Fission { at });
+        cands.push(Step::Fuse { at });
+        cands.push(Step::Skew { at, factor: 1 });
+    }
+    cands
+        .into_iter()
+        .filter(|s| {
+            let mut r = prefix.clone();
+            r.steps.push(s.clone());
+            apply(t.program, t.region, t.root, &r).is_ok()
+        })
+        .collect()
+}
+
+/// Every recipe of at most `max_steps` steps (a breadth-first unfolding of the tree),
+/// up to `limit` recipes.
+pub fn enumerate(t: Target, max_steps: usize, limit: usize) -> Vec<Recipe> {
+    let mut out = vec![Recipe::default()];
+    let mut frontier = vec![Recipe::default()];
+    for _ in 0..max_steps {
+        let mut next = Vec::new();
+        for r in &frontier {
+            for s in next_steps(t, r) {
+                let mut x = r.clone();
+                x.steps.push(s);
+                next.push(x.clone());
+                out.push(x);
+                if out.len() >= limit {
+                    return out;
+                }
+            }
+        }
+        frontier = next;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gemm() -> ir::Program {
+        let path = format!("{}/../datasets/programs/gemm.c", env!("CARGO_MANIFEST_DIR"));
+        let opts = ir::FrontendOptions {
+            flags: vec!["-DMINI_DATASET".into()],
+            ..Default::default()
+        };
+        ir::load(&path, &opts).unwrap().program
+    }
+
+    #[test]
+    fn the_space_of_gemm_is_listed_and_every_member_is_legal() {
+        let p = gemm();
+        let n = &ir::codegen::nests(&p)[0];
+        let t = Target {
+            program: &p,
+            region: n.region,
+            root: n.root,
+        };
+        let first = next_steps(t, &Recipe::default());
+        // i is parallel: parallelization of loop 0 is among the first steps; the k-j
+        // band interchanges (the reduction k moves inside the parallel j).
+        assert!(first.contains(&Step::Parallelize {
+            at: 0,
+            schedule: Schedule::Static,
+            chunk: None,
+            collapse: None
+        }));
+        assert!(first.contains(&Step::Interchange {
+            at: 2,
+            order: vec![1, 0]
+        }));
+        // The reduction loop k is not parallelized.
+        assert!(!first
+            .iter()
+            .any(|s| matches!(s, Step::Parallelize { at: 2, .. })));
+        let all = enumerate(t, 2, 60);
+        assert!(all.len() > first.len());
+        for r in &all {
+            assert!(apply(&p, n.region, n.root, r).is_ok(), "{r:?}");
+        }
+    }
+}
