@@ -159,15 +159,21 @@ pub fn apply(
     let path = path_to_loop(&prog.regions[region].body, root)
         .ok_or(Refusal::NoSuchLoop { step: 0, at: 0 })?;
     let mut openmp = false;
+    // The analysis of the nest as it stands (the annotation of one step serves the next).
+    let mut analysis = if recipe.steps.is_empty() {
+        None
+    } else {
+        Some(analyze(&prog, &prog.regions[region]))
+    };
     for (k, step) in recipe.steps.iter().enumerate() {
-        let analysis = analyze(&prog, &prog.regions[region]);
+        let analysis_now = analysis.take().expect("analysed");
         let names = used_names(&prog);
         let Program {
             arrays, regions, ..
         } = &mut prog;
         let mut cx = Ctx {
             k,
-            an: &analysis,
+            an: &analysis_now,
             names,
             arrays,
             new_scalars: Vec::new(),
@@ -179,11 +185,12 @@ pub fn apply(
         openmp |= matches!(step, Step::Parallelize { .. } | Step::Vectorize { .. });
         renumber(&mut prog.regions[region].body);
         renumber_statements(&mut prog.regions[region].body);
-        let analyses = crate::deps::annotate(&mut prog);
+        let mut analyses = crate::deps::annotate(&mut prog);
         if let Some(Post::Fuse { at, split }) = post {
             let nest = loop_at_path_mut(&mut prog.regions[region].body, &path);
             check_fusion(nest, at, split, &analyses[region], k)?;
         }
+        analysis = Some(analyses.swap_remove(region));
     }
     let root = loop_at_path_mut(&mut prog.regions[region].body, &path).clone();
     Ok(Transformed {
@@ -401,12 +408,11 @@ fn tile(l: &mut Loop, sizes: &[i64], inner: &[i64], cx: &mut Ctx) -> Result<(), 
             t.bound = hi.clone();
         }
         tiles.push(t);
-        // Loops whose bounds depend on outer band loops keep to their true bounds;
-        // the others walk the range of their tile loop.
-        let dependent = vars
-            .iter()
-            .any(|v| x.init.mentions(v) || x.bound.mentions(v));
-        let clip = if dependent {
+        // Bounds that depend on outer band loops stay in force inside the tiles; the
+        // others are the ends of the range the tile loop walks.
+        let depends = |e: &Expr| vars.iter().any(|v| e.mentions(v));
+        let (init_dep, bound_dep) = (depends(&x.init), depends(&x.bound));
+        let clip = if bound_dep {
             exclusive_end(x)
         } else {
             hi.clone()
@@ -426,12 +432,12 @@ fn tile(l: &mut Loop, sizes: &[i64], inner: &[i64], cx: &mut Ctx) -> Result<(), 
                 // Inner tiles never cross the outer tile's end (the sizes divide).
                 (var(&uvar), min_expr(plus(var(&uvar), isize), clip))
             }
-            None if dependent => (var(&tvar), min_expr(plus(var(&tvar), *size), clip)),
+            None if bound_dep => (var(&tvar), min_expr(plus(var(&tvar), *size), clip)),
             None => (var(&tvar), tile_end),
         };
         let mut p = header_of(x);
         p.cmp = LoopCmp::Lt;
-        p.init = if dependent {
+        p.init = if init_dep {
             max_expr(start, x.init.clone())
         } else {
             start
@@ -810,6 +816,13 @@ fn unroll_jam(l: &mut Loop, factor: u32, cx: &mut Ctx) -> Result<(), Refusal> {
     if let Some(a) = local_array {
         return Err(cx.na(format!("the loop declares the local array '{a}'")));
     }
+    // Copies rename the loop's declarations: every use must be in a declaration's scope.
+    let declared: BTreeSet<String> = decls.iter().map(|(n, _)| n.clone()).collect();
+    if let Some(v) = used_out_of_scope(&l.body, &declared, &mut Vec::new()) {
+        return Err(cx.na(format!(
+            "'{v}' is declared inside the loop and also used outside that declaration"
+        )));
+    }
 
     // Legality: no dependence carried by the loop runs backwards in the jammed order.
     let mut paths = HashMap::new();
@@ -875,6 +888,57 @@ fn unroll_jam(l: &mut Loop, factor: u32, cx: &mut Ctx) -> Result<(), Refusal> {
         pos: l.pos,
     })];
     Ok(())
+}
+
+/// A name of `declared` that `body` uses where no declaration of it is in scope.
+fn used_out_of_scope(
+    body: &[Node],
+    declared: &BTreeSet<String>,
+    scope: &mut Vec<String>,
+) -> Option<String> {
+    let mark = scope.len();
+    let mut found = None;
+    let check = |e: &Expr, scope: &Vec<String>, found: &mut Option<String>| {
+        e.walk(&mut |x| {
+            if let Expr::Var(v) = x {
+                if declared.contains(v) && !scope.contains(v) && found.is_none() {
+                    *found = Some(v.clone());
+                }
+            }
+        })
+    };
+    for n in body {
+        match n {
+            Node::Decl(d) => {
+                d.dims
+                    .iter()
+                    .chain(&d.init)
+                    .for_each(|e| check(e, scope, &mut found));
+                scope.push(d.name.clone());
+            }
+            Node::Assign(a) => {
+                check(&a.target, scope, &mut found);
+                check(&a.value, scope, &mut found);
+            }
+            Node::If(i) => {
+                check(&i.cond, scope, &mut found);
+                found = found
+                    .or_else(|| used_out_of_scope(&i.then_body, declared, scope))
+                    .or_else(|| used_out_of_scope(&i.else_body, declared, scope));
+            }
+            Node::Block(b) => found = found.or_else(|| used_out_of_scope(b, declared, scope)),
+            Node::Loop(l) => {
+                check(&l.init, scope, &mut found);
+                check(&l.bound, scope, &mut found);
+                found = found.or_else(|| used_out_of_scope(&l.body, declared, scope));
+            }
+        }
+        if found.is_some() {
+            break;
+        }
+    }
+    scope.truncate(mark);
+    found
 }
 
 /// Merges copies of a body (same shape): loops, blocks and conditionals that are the
@@ -1286,7 +1350,11 @@ fn fuse(nest: &mut Loop, at: usize, cx: &mut Ctx) -> Result<Post, Refusal> {
     }
     for n in &a.body {
         if let Node::Decl(d) = n {
-            if b.body.iter().any(|m| node_mentions(m, &d.name)) {
+            let redeclared = b
+                .body
+                .iter()
+                .any(|m| matches!(m, Node::Decl(e) if e.name == d.name));
+            if redeclared || b.body.iter().any(|m| node_mentions(m, &d.name)) {
                 return Err(cx.na(format!(
                     "the first loop declares '{}', which the second uses",
                     d.name

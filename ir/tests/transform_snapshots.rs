@@ -207,6 +207,20 @@ fn retiling_point_loops() {
 }
 
 #[test]
+fn tile_a_triangular_band_by_its_bounding_box() {
+    // syrk: i { j <= i { .. } }: j's tiles walk [0, n), its points stay below i + 1.
+    insta::assert_snapshot!(transformed(
+        "syrk",
+        0,
+        vec![Step::Tile {
+            at: 0,
+            sizes: vec![8, 4],
+            inner: vec![],
+        }]
+    ));
+}
+
+#[test]
 fn parallelize_with_collapse() {
     let c = transformed("jacobi-2d", 0, vec![par(0, Some(2))]);
     assert!(
@@ -406,4 +420,98 @@ fn fission_and_fusion_refusals() {
         refusal("gemm", 0, vec![Step::Fuse { at: 1 }]),
         Refusal::NotApplicable { .. }
     ));
+}
+
+#[test]
+fn transformed_nests_do_the_same_work() {
+    use ir::counts::nest_counts;
+    use ir::interp::Env;
+    // Flops and the elements read and written stay; scalar replacement only removes
+    // loads and stores of C.
+    type Case = (&'static str, Vec<(&'static str, i64)>, Vec<Step>);
+    let cases: Vec<Case> = vec![
+        (
+            "gemm",
+            vec![("ni", 20), ("nj", 25), ("nk", 30)],
+            vec![
+                Step::Interchange {
+                    at: 2,
+                    order: vec![1, 0],
+                },
+                Step::Tile {
+                    at: 2,
+                    sizes: vec![16, 8],
+                    inner: vec![],
+                },
+                // i { if (full) { j; j_t { k_t { j { k } } } } else { i_r { .. } } }
+                Step::UnrollJam { at: 0, factor: 3 },
+                Step::ScalarReplace { at: 5 },
+                Step::ScalarReplace { at: 11 },
+            ],
+        ),
+        (
+            "seidel-2d",
+            vec![("tsteps", 5), ("n", 12)],
+            vec![
+                Step::Skew { at: 0, factor: 2 },
+                Step::Skew { at: 1, factor: 1 },
+                Step::Tile {
+                    at: 0,
+                    sizes: vec![2, 4, 4],
+                    inner: vec![],
+                },
+            ],
+        ),
+        (
+            "syrk",
+            vec![("n", 30), ("m", 20)],
+            vec![
+                Step::Fission { at: 1 },
+                Step::UnrollJam { at: 2, factor: 4 },
+            ],
+        ),
+    ];
+    for (name, sizes, steps) in cases {
+        let p = load(name);
+        let n = nests(&p).remove(0);
+        let env = Env::from_pairs(&sizes);
+        let before = nest_counts(&p, n.region, n.root, &env, u64::MAX).unwrap();
+        let replaces = steps
+            .iter()
+            .any(|s| matches!(s, Step::ScalarReplace { .. }));
+        let t = apply(&p, n.region, n.root, &Recipe { steps }).unwrap();
+        let after = nest_counts(&t.program, n.region, t.root.id, &env, u64::MAX).unwrap();
+        assert_eq!(
+            (after.flops, after.bytes_read, after.bytes_written),
+            (before.flops, before.bytes_read, before.bytes_written),
+            "{name}"
+        );
+        if replaces {
+            assert!(after.loads < before.loads, "{name}: {after:?} {before:?}");
+        } else {
+            assert_eq!(
+                (after.loads, after.stores),
+                (before.loads, before.stores),
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn unroll_and_jam_refuses_a_declaration_that_shadows_a_used_name() {
+    let text = "# 1 \"t.c\"\nvoid f(int n, double A[100][100], double x[100], double y[100]) {\n  int i, j;\n  double s = 0.0;\n#pragma scop\n  for (i = 0; i < n; i++) {\n    for (j = 0; j < n; j++) {\n      double s = A[i][j];\n      A[i][j] = s + 1.0;\n    }\n    y[i] = s;\n  }\n#pragma endscop\n}\n";
+    let mut parsed =
+        ir::frontend::parse_preprocessed(ir::source::Preprocessed::new("t.c", text.into()), None)
+            .unwrap();
+    ir::deps::annotate(&mut parsed.program);
+    let p = parsed.program;
+    // The i loop (id 0) as the nest: the analysis takes both s for one (sequential i).
+    let r = Recipe {
+        steps: vec![Step::UnrollJam { at: 0, factor: 2 }],
+    };
+    match apply(&p, 0, 0, &r) {
+        Err(Refusal::NotApplicable { why, .. }) => assert!(why.contains("'s'"), "{why}"),
+        other => panic!("{:?}", other.map(|t| t.root)),
+    }
 }

@@ -272,10 +272,10 @@ fn gemm_tiled_interchanged_and_parallel_still_verifies() {
 }
 
 #[test]
-fn triangular_bands_are_not_tiled_and_stencil_bands_are() {
+fn triangular_bands_tile_by_their_bounding_box_and_stencil_bands_tile() {
     let dir = tempfile::tempdir().unwrap();
     let lu = setup("lu", dir.path());
-    // lu's first nest is the triangular j { k < j } band: not rectangular.
+    // lu's first nest is the single loop k < j: no band of two.
     let r = Recipe {
         steps: vec![Step::Tile {
             at: 0,
@@ -287,6 +287,22 @@ fn triangular_bands_are_not_tiled_and_stencil_bands_are() {
         apply(&lu[0].program, lu[0].nest.region, lu[0].nest.root, &r),
         Err(Refusal::NotApplicable { .. })
     ));
+    // syrk's i { j <= i } band: tiles cover the bounding square, points keep j <= i.
+    let syrk = setup("syrk", dir.path()).remove(0);
+    let r = Recipe {
+        steps: vec![Step::Tile {
+            at: 0,
+            sizes: vec![8, 4],
+            inner: vec![],
+        }],
+    };
+    let t = apply(&syrk.program, syrk.nest.region, syrk.nest.root, &r).unwrap();
+    let source = syrk.variant("tri", &t).source;
+    assert!(
+        source.contains("j < (j_t + 4 < i + 1 ? j_t + 4 : i + 1)"),
+        "{source}"
+    );
+    assert_eq!(run(&syrk, &r, dir.path()).unwrap(), Verdict::Verified);
     let j2 = setup("jacobi-2d", dir.path());
     let r = Recipe {
         steps: vec![

@@ -27,7 +27,7 @@ fn preset(s: &str) -> Result<datasets::Preset, Error> {
     datasets::Preset::parse(s).map_err(|e| Error::Input(e.to_string()))
 }
 
-fn load_db(path: &PathBuf) -> Result<Database, Error> {
+fn load_db(path: &std::path::Path) -> Result<Database, Error> {
     Database::load(path).map_err(|e| Error::Input(e.to_string()))
 }
 

@@ -319,7 +319,7 @@ impl Pipeline {
                 }
                 if let Some(same) = candidates.iter().find(|x| x.recipe == fit.recipe) {
                     c.verdict = same.verdict.clone();
-                    c.stats = same.stats.clone();
+                    c.stats = same.stats;
                     c.speedup = same.speedup;
                     c.why = "same recipe as an earlier candidate (measured once)".into();
                     candidates.push(c);
@@ -354,7 +354,7 @@ impl Pipeline {
                 c.verdict = r.verdict.describe();
                 if r.verdict == Verdict::Verified {
                     c.speedup = base.stats.median / r.stats.median.max(1e-12);
-                    c.stats = Some(r.stats.clone());
+                    c.stats = Some(r.stats);
                 }
                 candidates.push(c);
             }
@@ -406,7 +406,7 @@ impl Pipeline {
             if let Some(i) = best {
                 candidates[i].kept = true;
             }
-            let tuned = best.and_then(|i| candidates[i].stats.clone());
+            let tuned = best.and_then(|i| candidates[i].stats);
             let efficiency = |t: f64| -> Option<f64> {
                 let r = roof.as_ref()?;
                 let (fl, by) = flops?;
@@ -416,8 +416,8 @@ impl Pipeline {
             nests.push(NestReport {
                 nest: nest.name.clone(),
                 line: nest_root(program, nest).map_or(0, |l| l.pos.line),
-                baseline: base.stats.clone(),
-                tuned: tuned.clone(),
+                baseline: base.stats,
+                tuned,
                 speedup: base.stats.median / tuned_median.max(1e-12),
                 chosen: best
                     .map(|i| candidates[i].recipe.clone())

@@ -96,17 +96,33 @@ const TILE_SIZES: [i64; 5] = [8, 16, 32, 64, 128];
 /// step kept is legal.
 pub fn sample(t: Target, rng: &mut Rng) -> Recipe {
     let mut recipe = Recipe::default();
-    let try_push = |recipe: &mut Recipe, step: Step| -> bool {
-        recipe.steps.push(step);
-        let ok = t.legal(recipe);
-        if !ok {
-            recipe.steps.pop();
+    if t.current(&recipe).is_none() {
+        return recipe;
+    }
+    // The nest as transformed so far: each candidate step is applied to it alone
+    // (the same as applying the recipe with that step from the start, at the cost of
+    // one step).
+    let mut state = Sampled {
+        program: t.program.clone(),
+        root: t.root,
+    };
+    let try_push = |recipe: &mut Recipe, state: &mut Sampled, step: Step| -> bool {
+        let one = Recipe {
+            steps: vec![step.clone()],
+        };
+        match apply(&state.program, t.region, state.root, &one) {
+            Ok(next) => {
+                recipe.steps.push(step);
+                state.root = next.root.id;
+                state.program = next.program;
+                true
+            }
+            Err(_) => false,
         }
-        ok
     };
     // Interchange.
     if rng.chance(0.3) {
-        if let Some(root) = t.current(&recipe) {
+        if let Some(root) = state.root_loop(t.region) {
             let multi: Vec<(usize, usize)> =
                 bands(&root).into_iter().filter(|b| b.1 >= 2).collect();
             if !multi.is_empty() {
@@ -117,13 +133,13 @@ pub fn sample(t: Target, rng: &mut Rng) -> Recipe {
                         order.swap(i, rng.below(i + 1));
                     }
                 }
-                try_push(&mut recipe, Step::Interchange { at, order });
+                try_push(&mut recipe, &mut state, Step::Interchange { at, order });
             }
         }
     }
     // Tiling, sometimes with a second level (tiles of tiles).
     if rng.chance(0.6) {
-        if let Some(root) = t.current(&recipe) {
+        if let Some(root) = state.root_loop(t.region) {
             let b = bands(&root);
             if !b.is_empty() {
                 let (at, m) = b[rng.below(b.len())];
@@ -135,14 +151,14 @@ pub fn sample(t: Target, rng: &mut Rng) -> Recipe {
                 } else {
                     Vec::new()
                 };
-                try_push(&mut recipe, Step::Tile { at, sizes, inner });
+                try_push(&mut recipe, &mut state, Step::Tile { at, sizes, inner });
             }
         }
     }
     // Parallelization of an outermost parallel loop, sometimes collapsed with the
     // parallel loop right inside it.
     if rng.chance(0.8) {
-        if let Some(root) = t.current(&recipe) {
+        if let Some(root) = state.root_loop(t.region) {
             let all = preorder(&root);
             let maps: Vec<usize> = all
                 .iter()
@@ -165,8 +181,8 @@ pub fn sample(t: Target, rng: &mut Rng) -> Recipe {
                     chunk: None,
                     collapse,
                 };
-                if !try_push(&mut recipe, par(collapse)) && collapse.is_some() {
-                    try_push(&mut recipe, par(None));
+                if !try_push(&mut recipe, &mut state, par(collapse)) && collapse.is_some() {
+                    try_push(&mut recipe, &mut state, par(None));
                 }
             }
         }
@@ -174,7 +190,7 @@ pub fn sample(t: Target, rng: &mut Rng) -> Recipe {
     // Register tiling: unroll-and-jam of a loop that has loops inside (its copies land
     // in the innermost bodies), then the innermost reductions accumulate in scalars.
     if rng.chance(0.4) {
-        if let Some(root) = t.current(&recipe) {
+        if let Some(root) = state.root_loop(t.region) {
             let outer: Vec<usize> = preorder(&root)
                 .iter()
                 .enumerate()
@@ -186,12 +202,12 @@ pub fn sample(t: Target, rng: &mut Rng) -> Recipe {
             if !outer.is_empty() {
                 let at = outer[rng.below(outer.len())];
                 let factor = [2, 4][rng.below(2)];
-                try_push(&mut recipe, Step::UnrollJam { at, factor });
+                try_push(&mut recipe, &mut state, Step::UnrollJam { at, factor });
             }
         }
     }
     if rng.chance(0.5) {
-        if let Some(root) = t.current(&recipe) {
+        if let Some(root) = state.root_loop(t.region) {
             let reductions: Vec<usize> = innermost(&root)
                 .into_iter()
                 .filter(|(p, l)| *p > 0 && l.kind == LoopKind::Reduction)
@@ -200,7 +216,7 @@ pub fn sample(t: Target, rng: &mut Rng) -> Recipe {
             // Every one (the jammed body and its remainder); replacing wraps a loop and
             // leaves the positions of the others as they are.
             for at in reductions.into_iter().rev() {
-                try_push(&mut recipe, Step::ScalarReplace { at });
+                try_push(&mut recipe, &mut state, Step::ScalarReplace { at });
             }
         }
     }
@@ -209,7 +225,7 @@ pub fn sample(t: Target, rng: &mut Rng) -> Recipe {
         if !rng.chance(p_stage) {
             continue;
         }
-        if let Some(root) = t.current(&recipe) {
+        if let Some(root) = state.root_loop(t.region) {
             let inner: Vec<usize> = innermost(&root)
                 .into_iter()
                 .filter(|(_, l)| l.pragmas.is_empty())
@@ -228,11 +244,27 @@ pub fn sample(t: Target, rng: &mut Rng) -> Recipe {
                         factor: [2, 4, 8][rng.below(3)],
                     }
                 };
-                try_push(&mut recipe, step);
+                try_push(&mut recipe, &mut state, step);
             }
         }
     }
     recipe
+}
+
+/// A nest while a recipe for it is sampled.
+struct Sampled {
+    program: Program,
+    /// The id of the nest's root loop in `program`.
+    root: usize,
+}
+
+impl Sampled {
+    fn root_loop(&self, region: usize) -> Option<Loop> {
+        ir::program::loops(&self.program.regions.get(region)?.body)
+            .into_iter()
+            .find(|l| l.id == self.root)
+            .cloned()
+    }
 }
 
 /// Innermost loops of a nest with their positions.
