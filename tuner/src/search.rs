@@ -120,8 +120,27 @@ pub fn sample(t: Target, rng: &mut Rng) -> Recipe {
             Err(_) => false,
         }
     };
-    // Interchange.
+    // Fission of a loop whose body holds several statements or loops: it can turn an
+    // imperfect nest (covariance's init / k-reduction / finalize) into perfect bands
+    // that interchange and tiling then reorder.
     if rng.chance(0.3) {
+        if let Some(root) = state.root_loop(t.region) {
+            let split: Vec<usize> = preorder(&root)
+                .iter()
+                .enumerate()
+                .filter(|(p, l)| {
+                    *p > 0 && l.body.len() >= 2 && l.body.iter().any(|n| matches!(n, Node::Loop(_)))
+                })
+                .map(|(p, _)| p)
+                .collect();
+            if !split.is_empty() {
+                let at = split[rng.below(split.len())];
+                try_push(&mut recipe, &mut state, Step::Fission { at });
+            }
+        }
+    }
+    // Interchange.
+    if rng.chance(0.4) {
         if let Some(root) = state.root_loop(t.region) {
             let multi: Vec<(usize, usize)> =
                 bands(&root).into_iter().filter(|b| b.1 >= 2).collect();
