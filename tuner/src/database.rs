@@ -19,7 +19,6 @@ use ir::codegen::Nest;
 use ir::program::Loop;
 use ir::transform::{apply, Recipe};
 use profiling::build::Toolchain;
-use profiling::cachemodel::CacheSpec;
 use profiling::cc::CcArgs;
 use profiling::cutout::{env_of, Cutout, Verdict};
 use profiling::machine::{MachineInfo, MachineOptions};
@@ -63,18 +62,6 @@ pub fn machine_info(cache_root: &Path, tc: &Toolchain) -> Option<MachineInfo> {
     profiling::machine::machine(cache_root, tc, &MachineOptions::default()).ok()
 }
 
-fn cache_specs(m: Option<&MachineInfo>) -> Vec<CacheSpec> {
-    let sizes = m
-        .map(|m| m.data_cache_sizes())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| vec![32 << 10, 1 << 20, 32 << 20]);
-    sizes
-        .iter()
-        .enumerate()
-        .map(|(k, s)| CacheSpec::new(&format!("L{}", k + 1), *s, 64))
-        .collect()
-}
-
 /// The root loop of `nest`.
 pub fn nest_root<'p>(program: &'p ir::Program, nest: &Nest) -> Option<&'p Loop> {
     ir::program::loops(&program.regions.get(nest.region)?.body)
@@ -99,7 +86,7 @@ pub fn nest_features(
         nest.region,
         nest.root,
         &env,
-        &cache_specs(machine),
+        &crate::profile::cache_specs(machine),
         MODEL_LIMIT,
     )
     .ok();
@@ -202,18 +189,7 @@ pub fn build(cfg: &BuildConfig, progress: &mut dyn FnMut(&str)) -> Result<Databa
         }
         let args = CcArgs::parse(&suite.args(p, cfg.preset))?;
         let scfg = SearchConfig {
-            run: RunConfig {
-                args,
-                function: None,
-                cache_root: cfg.cache_root.clone(),
-                save_versions: 1,
-                openmp: false,
-                timeout: None,
-                program_args: Vec::new(),
-                toolchain: cfg.toolchain.clone(),
-                capture: true,
-                save_budget: None,
-            },
+            run: RunConfig::tuning(args, cfg.cache_root.clone(), cfg.toolchain.clone()),
             budget: cfg.budget,
             strategy: cfg.strategy.clone(),
             seed: cfg.seed,
@@ -357,18 +333,7 @@ pub fn evaluate(cfg: &EvalConfig, progress: &mut dyn FnMut(&str)) -> Result<Eval
         };
         // The held-out program's nests and saved data, as the search left them.
         let args = CcArgs::parse(&suite.args(p, cfg.preset))?;
-        let run = RunConfig {
-            args: args.clone(),
-            function: None,
-            cache_root: cfg.cache_root.clone(),
-            save_versions: 1,
-            openmp: false,
-            timeout: None,
-            program_args: Vec::new(),
-            toolchain: tc.clone(),
-            capture: true,
-            save_budget: None,
-        };
+        let run = RunConfig::tuning(args.clone(), cfg.cache_root.clone(), tc.clone());
         let dry = crate::run::dry_run(&run, &profiling::phases::Phases::new())?;
         let program = &dry.parsed.program;
         let builds = dry.cache.root.join("cutouts");

@@ -145,16 +145,13 @@ impl Pipeline {
 
     fn run_config(&self, p: &ProgramSpec) -> RunConfig {
         RunConfig {
-            args: p.args.clone(),
             function: p.function.clone(),
-            cache_root: self.cache_root.clone(),
-            save_versions: 1,
-            openmp: false,
-            timeout: None,
             program_args: p.program_args.clone(),
-            toolchain: self.toolchain.clone(),
-            capture: true,
-            save_budget: None,
+            ..RunConfig::tuning(
+                p.args.clone(),
+                self.cache_root.clone(),
+                self.toolchain.clone(),
+            )
         }
     }
 

@@ -69,7 +69,8 @@ pub struct Profile {
     pub phases: Vec<profiling::phases::PhaseRecord>,
 }
 
-fn cache_specs(m: Option<&MachineInfo>) -> Vec<CacheSpec> {
+/// The data caches of the machine (sysfs sizes), or typical sizes without it.
+pub fn cache_specs(m: Option<&MachineInfo>) -> Vec<CacheSpec> {
     let sizes = m
         .map(|m| m.data_cache_sizes())
         .filter(|s| !s.is_empty())

@@ -30,6 +30,25 @@ pub struct RunConfig {
     pub save_budget: Option<u64>,
 }
 
+impl RunConfig {
+    /// The dry run tuning commands use: the program's output captured, the first
+    /// invocation of every nest saved.
+    pub fn tuning(args: CcArgs, cache_root: PathBuf, toolchain: Toolchain) -> RunConfig {
+        RunConfig {
+            args,
+            function: None,
+            cache_root,
+            save_versions: 1,
+            openmp: false,
+            timeout: None,
+            program_args: Vec::new(),
+            toolchain,
+            capture: true,
+            save_budget: None,
+        }
+    }
+}
+
 /// Bytes the dry run may save; fewer versions are saved when they would not fit.
 pub const SAVE_BUDGET: u64 = 2 << 30;
 
