@@ -107,7 +107,9 @@ fn build_train_embed_apply() {
     let nests = r["nests"].as_array().unwrap();
     assert_eq!(nests.len(), 1);
     let n = &nests[0];
-    assert_eq!(n["neighbours"].as_array().unwrap().len(), 2);
+    // At most K neighbours: only entries with a recipe that beat their baseline count
+    // (at MINI, timing noise decides how many of the three do).
+    assert!(n["neighbours"].as_array().unwrap().len() <= 2);
     assert!(n["measured_variants"].as_u64().unwrap() <= 3);
     for c in n["candidates"].as_array().unwrap() {
         assert!(!c["verdict"].as_str().unwrap().is_empty(), "{c}");

@@ -170,8 +170,8 @@ struct ApplyArgs {
     /// Retrieve by static features only (skip performance features).
     #[arg(long)]
     static_only: bool,
-    /// Seconds before a candidate run is killed.
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    /// Seconds before a variant's run (warmup and all repetitions) is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
     timeout: f64,
 }
 

@@ -99,7 +99,7 @@ impl Pipeline {
             db: models.join("tune.db"),
             model: models.join("model"),
             measure: Measure::default().warmup(2).repetitions(10).counters(&[]),
-            timeout: Duration::from_secs(60),
+            timeout: Duration::from_secs(600),
             cache_root: std::env::var_os("TUNE_CACHE")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from(".tunecache")),
