@@ -82,21 +82,22 @@ impl Database {
     }
 
     /// The `k` entries nearest to `query` among those `keep` accepts, nearest first
-    /// (ties by index). `vector` picks what is compared (the embedding, or a raw
-    /// feature vector for baselines).
+    /// (ties by index). `vectors[i]` is what entry `i` is compared by (its embedding,
+    /// or a raw feature vector for baselines).
     pub fn top_k(
         &self,
         query: &[f32],
         k: usize,
-        vector: &(dyn Fn(&Entry) -> Vec<f32> + Sync),
+        vectors: &[Vec<f32>],
         keep: &(dyn Fn(&Entry) -> bool + Sync),
     ) -> Vec<Neighbour> {
         let mut all: Vec<(f32, usize)> = self
             .entries
             .par_iter()
+            .zip(vectors)
             .enumerate()
-            .filter(|(_, e)| keep(e))
-            .map(|(i, e)| (distance(query, &vector(e)), i))
+            .filter(|(_, (e, _))| keep(e))
+            .map(|(i, (_, v))| (distance(query, v), i))
             .collect();
         all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         all.truncate(k);
@@ -194,13 +195,12 @@ mod tests {
                 .map(|i| entry(&format!("p{i}"), vec![i as f32, 0.0], 0.5))
                 .collect(),
         };
-        let n = db.top_k(&[10.2, 0.0], 3, &|e| e.embedding.clone(), &|_| true);
+        let emb: Vec<Vec<f32>> = db.entries.iter().map(|e| e.embedding.clone()).collect();
+        let n = db.top_k(&[10.2, 0.0], 3, &emb, &|_| true);
         let names: Vec<&str> = n.iter().map(|x| x.program.as_str()).collect();
         assert_eq!(names, ["p10", "p11", "p9"]);
         assert!((n[0].distance - 0.2).abs() < 1e-5);
-        let n = db.top_k(&[10.2, 0.0], 2, &|e| e.embedding.clone(), &|e| {
-            e.program != "p10"
-        });
+        let n = db.top_k(&[10.2, 0.0], 2, &emb, &|e| e.program != "p10");
         let names: Vec<&str> = n.iter().map(|x| x.program.as_str()).collect();
         assert_eq!(names, ["p11", "p9"]);
     }

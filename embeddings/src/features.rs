@@ -17,7 +17,7 @@ use ir::canonical::roles;
 use ir::codegen::Nest;
 use ir::counts::NestCounts;
 use ir::interp::Env;
-use ir::program::{AssignOp, BinOp, DType, Expr, Loop, LoopCmp, LoopKind, Node, Program};
+use ir::program::{AssignOp, BinOp, DType, Expr, Loop, LoopKind, Node, Program};
 use profiling::cachemodel::CacheModel;
 use profiling::cutout::CounterReading;
 use profiling::machine::MachineInfo;
@@ -114,19 +114,6 @@ fn eval(e: &Expr, env: &HashMap<String, i64>) -> Option<i64> {
         }
         _ => None,
     }
-}
-
-/// Trip count of `l` with enclosing loop variables at the middle of their ranges.
-fn trip(l: &Loop, env: &HashMap<String, i64>) -> Option<i64> {
-    let (a, b) = (eval(&l.init, env)?, eval(&l.bound, env)?);
-    let span = match l.cmp {
-        LoopCmp::Lt => b - a,
-        LoopCmp::Le => b - a + 1,
-        LoopCmp::Gt => a - b,
-        LoopCmp::Ge => a - b + 1,
-    };
-    let s = l.step.abs().max(1);
-    Some((span.max(0) + s - 1) / s)
 }
 
 fn log2p(x: f64) -> f32 {
@@ -261,7 +248,7 @@ pub fn static_features(
             }
             p = w.parent[q];
         }
-        trips.push(trip(l, &e));
+        trips.push(ir::canonical::trip_count(l, &|x| eval(x, &e)));
         if let (Some(a), Some(b)) = (eval(&l.init, &e), eval(&l.bound, &e)) {
             env.entry(l.var.clone()).or_insert((a + b) / 2);
         }

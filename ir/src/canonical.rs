@@ -157,17 +157,25 @@ fn collect<'a>(l: &'a Loop, depth: usize, out: &mut Vec<(&'a Loop, usize)>) {
     nodes(&l.body, depth + 1, out);
 }
 
-fn trip(l: &Loop) -> Option<i64> {
-    let (Expr::Int { value: a, .. }, Expr::Int { value: b, .. }) = (&l.init, &l.bound) else {
-        return None;
-    };
+/// Iterations of `l` when `value` gives its init and bound (e.g. constants only, or
+/// with the nest's parameters).
+pub fn trip_count(l: &Loop, value: &dyn Fn(&Expr) -> Option<i64>) -> Option<i64> {
+    let (a, b) = (value(&l.init)?, value(&l.bound)?);
     let span = match l.cmp {
         crate::program::LoopCmp::Lt => b - a,
         crate::program::LoopCmp::Le => b - a + 1,
         crate::program::LoopCmp::Gt => a - b,
         crate::program::LoopCmp::Ge => a - b + 1,
     };
-    Some((span.max(0) + l.step.abs() - 1) / l.step.abs())
+    let s = l.step.abs().max(1);
+    Some((span.max(0) + s - 1) / s)
+}
+
+fn trip(l: &Loop) -> Option<i64> {
+    trip_count(l, &|e| match e {
+        Expr::Int { value, .. } => Some(*value),
+        _ => None,
+    })
 }
 
 /// The loops of a nest in canonical order: tile loops first, then by output dimension
@@ -215,19 +223,6 @@ pub struct Refit {
     pub dropped: Vec<(usize, String)>,
 }
 
-fn step_at(step: &Step) -> usize {
-    serde_json::to_value(step)
-        .ok()
-        .and_then(|v| v.get("at").and_then(|a| a.as_u64()))
-        .unwrap_or(0) as usize
-}
-
-fn with_at(step: &Step, at: usize) -> Step {
-    let mut v = serde_json::to_value(step).expect("steps serialize");
-    v["at"] = serde_json::json!(at);
-    serde_json::from_value(v).expect("a step with another position is a step")
-}
-
 fn nest_root(program: &Program, region: usize, root: usize) -> Option<Loop> {
     crate::program::loops(&program.regions.get(region)?.body)
         .into_iter()
@@ -248,7 +243,7 @@ pub fn describe(
         .ok_or(crate::transform::Refusal::NoSuchLoop { step: 0, at: root })?;
     for (k, step) in recipe.steps.iter().enumerate() {
         let r = roles(&current);
-        let at = step_at(step);
+        let at = step.at();
         let role = r
             .get(at)
             .cloned()
@@ -351,14 +346,13 @@ fn fit_step(rs: &RoleStep, r: &[Role], current: &Loop) -> Result<Step, String> {
                 order: new_order,
             })
         }
-        Step::Tile { sizes, .. } => {
+        Step::Tile { sizes, inner, .. } => {
             let band = band_positions(current, at, sizes.len()).ok_or_else(|| {
                 format!(
                     "no perfectly nested band of {} loops at position {at}",
                     sizes.len()
                 )
             })?;
-            let mut v = serde_json::to_value(&rs.step).expect("steps serialize");
             let fitted: Vec<i64> = sizes
                 .iter()
                 .zip(&band)
@@ -367,11 +361,13 @@ fn fit_step(rs: &RoleStep, r: &[Role], current: &Loop) -> Result<Step, String> {
                     _ => *s,
                 })
                 .collect();
-            v["at"] = serde_json::json!(at);
-            v["sizes"] = serde_json::json!(fitted);
-            serde_json::from_value(v).map_err(|e| e.to_string())
+            Ok(Step::Tile {
+                at,
+                sizes: fitted,
+                inner: inner.clone(),
+            })
         }
-        other => Ok(with_at(other, at)),
+        other => Ok(other.moved_to(at)),
     }
 }
 

@@ -14,7 +14,7 @@ use crate::program::{
     for_each_loop_mut, AssignOp, BinOp, Expr, Loop, LoopKind, Node, Program, Region,
 };
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Direction of a dependence at one loop level, in execution order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -118,7 +118,7 @@ pub fn annotate(program: &mut Program) -> Vec<Analysis> {
 
 struct Collector<'p> {
     program: &'p Program,
-    written: HashSet<String>,
+    written: BTreeSet<String>,
     loops: Vec<&'p Loop>,
     conds: Vec<Constraint>,
     /// Scopes of region-local declarations: name -> loops enclosing the declaration.
@@ -313,9 +313,9 @@ fn reduction_of(op: AssignOp, target: &Expr, value: &Expr) -> Option<(RedOp, Opt
     }
 }
 
-/// Names written anywhere in a body.
-fn written_names(body: &[Node]) -> HashSet<String> {
-    let mut out = HashSet::new();
+/// Names a body assigns (scalars and arrays) or declares.
+pub(crate) fn written_names(body: &[Node]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
     crate::program::walk_nodes(body, &mut |n, _| match n {
         Node::Assign(a) => match &a.target {
             Expr::Var(v) => {

@@ -118,6 +118,24 @@ impl Step {
             | Step::Skew { at, .. } => *at,
         }
     }
+
+    /// The same step applied to the loop at position `at`.
+    pub fn moved_to(&self, at: usize) -> Step {
+        let mut s = self.clone();
+        match &mut s {
+            Step::Interchange { at: a, .. }
+            | Step::Tile { at: a, .. }
+            | Step::Parallelize { at: a, .. }
+            | Step::Vectorize { at: a, .. }
+            | Step::Unroll { at: a, .. }
+            | Step::UnrollJam { at: a, .. }
+            | Step::ScalarReplace { at: a }
+            | Step::Fission { at: a }
+            | Step::Fuse { at: a }
+            | Step::Skew { at: a, .. } => *a = at,
+        }
+        s
+    }
 }
 
 /// A sequence of steps applied in order.
@@ -792,7 +810,7 @@ fn unroll_jam(l: &mut Loop, factor: u32, cx: &mut Ctx) -> Result<(), Refusal> {
     if inner.iter().any(|x| x.var == l.var) {
         return Err(cx.na(format!("an inner loop reuses the variable '{}'", l.var)));
     }
-    let written = written_in(&l.body);
+    let written = crate::deps::written_names(&l.body);
     if let Some(w) = written
         .iter()
         .find(|w| l.init.mentions(w) || l.bound.mentions(w))
@@ -1019,7 +1037,7 @@ fn scalar_replace(nest: &mut Loop, at: usize, cx: &mut Ctx) -> Result<(), Refusa
     if l.pragmas.iter().any(|p| p.contains("omp")) {
         return Err(cx.na(format!("loop '{}' carries an OpenMP directive", l.var)));
     }
-    let written = written_in(&l.body);
+    let written = crate::deps::written_names(&l.body);
     let mut moving = written.clone();
     moving.insert(l.var.clone());
     for x in crate::program::loops(&l.body) {
@@ -1206,7 +1224,7 @@ fn fission(nest: &mut Loop, at: usize, cx: &mut Ctx) -> Result<(), Refusal> {
             l.var
         )));
     }
-    let written = written_in(&l.body);
+    let written = crate::deps::written_names(&l.body);
     if let Some(w) = written
         .iter()
         .find(|w| l.init.mentions(w) || l.bound.mentions(w))
@@ -1338,8 +1356,8 @@ fn fuse(nest: &mut Loop, at: usize, cx: &mut Ctx) -> Result<Post, Refusal> {
             a.var
         )));
     }
-    let mut written = written_in(&a.body);
-    written.extend(written_in(&b.body));
+    let mut written = crate::deps::written_names(&a.body);
+    written.extend(crate::deps::written_names(&b.body));
     if let Some(w) = written
         .iter()
         .find(|w| a.init.mentions(w) || a.bound.mentions(w))
@@ -1759,27 +1777,6 @@ fn assign(target: Expr, value: Expr, pos: crate::program::Pos) -> Node {
         value,
         pos,
     })
-}
-
-/// Names a body assigns (scalars and arrays) or declares.
-fn written_in(body: &[Node]) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    crate::program::walk_nodes(body, &mut |n, _| match n {
-        Node::Assign(a) => match &a.target {
-            Expr::Var(v) => {
-                out.insert(v.clone());
-            }
-            Expr::Access { array, .. } => {
-                out.insert(array.clone());
-            }
-            _ => {}
-        },
-        Node::Decl(d) => {
-            out.insert(d.name.clone());
-        }
-        _ => {}
-    });
-    out
 }
 
 /// Ids of the statements in a node.

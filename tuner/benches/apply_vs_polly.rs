@@ -57,33 +57,20 @@ fn main() {
             .flatten()
             .map(|n| n["measured_variants"].as_u64().unwrap_or(0))
             .collect();
-        let bins = measure_kernel(&s, kernel, &tuned);
-        let [g, p, t] = [0, 1, 2].map(|i| median(&bins[i].times));
-        let same = if bins[2].stdout == bins[0].stdout {
-            "identical"
-        } else {
-            "differ"
-        };
+        let c = compare(&s, kernel, &tuned);
         println!(
-            "{:<12}{:>10.2}{:>10.2}{:>10.2}{:>8.2}x{:>8.2}x{:>10}{:>9.0}  {same} (spread gcc ±{:.0}% polly ±{:.0}% tuned ±{:.0}%)",
-            kernel,
-            g * 1e3,
-            p * 1e3,
-            t * 1e3,
-            g / p,
-            g / t,
-            format!("{variants:?}"),
-            secs,
-            spread(&bins[0].times),
-            spread(&bins[1].times),
-            spread(&bins[2].times),
+            "{}",
+            c.line(
+                kernel,
+                &format!("{:>10}{secs:>9.0}", format!("{variants:?}"))
+            )
         );
-        rows.push(serde_json::json!({
-            "kernel": kernel, "gcc_s": g, "polly_s": p, "tuned_s": t,
-            "polly_speedup": g / p, "tuned_speedup": g / t, "variants_per_nest": variants,
-            "tune_s": secs, "outputs": same, "report": r,
-            "gcc_samples": bins[0].times, "polly_samples": bins[1].times, "tuned_samples": bins[2].times,
-        }));
+        let mut row = c.json(kernel);
+        row["variants_per_nest"] = serde_json::json!(variants);
+        row["tune_s"] = serde_json::json!(secs);
+        row["report"] = r;
+        rows.push(row);
+        let (g, p, t) = (c.gcc, c.polly, c.tuned);
         if kernel == "gemm" && s.preset == "LARGE" {
             // The usual 2·NI·NJ·NK multiply-add flops (alpha·A[i][k] is hoisted out of j).
             let flops = 2.0 * 1000.0 * 1100.0 * 1200.0;
@@ -95,18 +82,7 @@ fn main() {
             );
         }
     }
-    let pg = geomean(
-        &rows
-            .iter()
-            .map(|r| r["polly_speedup"].as_f64().unwrap())
-            .collect::<Vec<_>>(),
-    );
-    let tg = geomean(
-        &rows
-            .iter()
-            .map(|r| r["tuned_speedup"].as_f64().unwrap())
-            .collect::<Vec<_>>(),
-    );
+    let (pg, tg) = geomeans(&rows);
     println!(
         "geomean speedup over gcc: polly {pg:.2}x, tune apply {tg:.2}x ({:.2}x polly's)",
         tg / pg

@@ -56,48 +56,17 @@ fn main() {
             .flatten()
             .map(|r| r["measured"].as_u64().unwrap_or(0))
             .sum();
-        let bins = measure_kernel(&s, k, &tuned);
-        let [g, p, t] = [0, 1, 2].map(|i| median(&bins[i].times));
-        let same = if bins[2].stdout == bins[0].stdout {
-            "identical"
-        } else {
-            "differ"
-        };
+        let c = compare(&s, k, &tuned);
         println!(
-            "{:<12}{:>10.2}{:>10.2}{:>10.2}{:>8.2}x{:>8.2}x{:>8}{:>10}{:>9.0}  {same} (spread gcc ±{:.0}% polly ±{:.0}% tuned ±{:.0}%)",
-            k,
-            g * 1e3,
-            p * 1e3,
-            t * 1e3,
-            g / p,
-            g / t,
-            nests,
-            measured,
-            secs,
-            spread(&bins[0].times),
-            spread(&bins[1].times),
-            spread(&bins[2].times),
+            "{}",
+            c.line(k, &format!("{nests:>8}{measured:>10}{secs:>9.0}"))
         );
-        rows.push(serde_json::json!({
-            "kernel": k, "gcc_s": g, "polly_s": p, "tuned_s": t,
-            "polly_speedup": g / p, "tuned_speedup": g / t,
-            "gcc_samples": bins[0].times, "polly_samples": bins[1].times,
-            "tuned_samples": bins[2].times, "search": results, "search_s": secs,
-            "outputs": same,
-        }));
+        let mut row = c.json(k);
+        row["search"] = results;
+        row["search_s"] = serde_json::json!(secs);
+        rows.push(row);
     }
-    let pg = geomean(
-        &rows
-            .iter()
-            .map(|r| r["polly_speedup"].as_f64().unwrap())
-            .collect::<Vec<_>>(),
-    );
-    let tg = geomean(
-        &rows
-            .iter()
-            .map(|r| r["tuned_speedup"].as_f64().unwrap())
-            .collect::<Vec<_>>(),
-    );
+    let (pg, tg) = geomeans(&rows);
     println!("geomean speedup over gcc: polly {pg:.2}x, searched {tg:.2}x");
     let summary = serde_json::json!({
         "preset": s.preset, "budget": budget, "time_limit_s": limit, "runs": s.runs,

@@ -18,9 +18,7 @@ fn default_suite() -> PathBuf {
 }
 
 fn cache_root(dir: &Option<PathBuf>) -> PathBuf {
-    dir.clone()
-        .or_else(|| std::env::var_os("TUNE_CACHE").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from(".tunecache"))
+    dir.clone().unwrap_or_else(profiling::cache::default_root)
 }
 
 fn preset(s: &str) -> Result<datasets::Preset, Error> {

@@ -51,6 +51,7 @@ pub struct BuildConfig {
     pub toolchain: Toolchain,
 }
 
+/// The name of this machine, as records and database entries store it.
 pub fn host() -> String {
     std::fs::read_to_string("/etc/hostname")
         .map(|s| s.trim().to_string())
@@ -70,14 +71,14 @@ pub fn nest_root<'p>(program: &'p ir::Program, nest: &Nest) -> Option<&'p Loop> 
 }
 
 /// Static and performance features of a nest whose data was saved in `data_dir`
-/// (version 0), measured at `time_s` per run.
+/// (version 0), measured at `time_s` per run, with the static counts they used.
 pub fn nest_features(
     program: &ir::Program,
     nest: &Nest,
     data_dir: &Path,
     time_s: f64,
     machine: Option<&MachineInfo>,
-) -> Option<embeddings::NestFeatures> {
+) -> Option<(embeddings::NestFeatures, Option<ir::counts::NestCounts>)> {
     let root = nest_root(program, nest)?;
     let env = env_of(data_dir, nest, 0);
     let counts = ir::counts::nest_counts(program, nest.region, nest.root, &env, 50_000_000).ok();
@@ -101,7 +102,7 @@ pub fn nest_features(
         },
         machine,
     );
-    Some(f)
+    Some((f, counts))
 }
 
 /// Database entries of a searched program.
@@ -113,7 +114,8 @@ pub fn entries_of(s: &Searched, machine: Option<&MachineInfo>) -> Result<Vec<Ent
         let Some(nest) = nests.iter().find(|n| n.name == r.nest) else {
             continue;
         };
-        let Some(f) = nest_features(&s.program, nest, &s.data_dir, r.baseline_s, machine) else {
+        let Some((f, _)) = nest_features(&s.program, nest, &s.data_dir, r.baseline_s, machine)
+        else {
             continue;
         };
         out.push(entry(s, r, nest, f, &log));
@@ -306,7 +308,9 @@ pub fn evaluate(cfg: &EvalConfig, progress: &mut dyn FnMut(&str)) -> Result<Eval
         if !cfg.programs.is_empty() && !cfg.programs.contains(&p.name) {
             continue;
         }
-        let held: Vec<&Entry> = db.entries.iter().filter(|e| e.program == p.name).collect();
+        let held: Vec<usize> = (0..db.entries.len())
+            .filter(|&i| db.entries[i].program == p.name)
+            .collect();
         if held.is_empty() {
             continue;
         }
@@ -325,12 +329,6 @@ pub fn evaluate(cfg: &EvalConfig, progress: &mut dyn FnMut(&str)) -> Result<Eval
             .iter()
             .map(|e| norm.apply(&e.features).flat())
             .collect();
-        let index_of = |e: &Entry| {
-            db.entries
-                .iter()
-                .position(|x| std::ptr::eq(x, e))
-                .expect("entry of the database")
-        };
         // The held-out program's nests and saved data, as the search left them.
         let args = CcArgs::parse(&suite.args(p, cfg.preset))?;
         let run = RunConfig::tuning(args.clone(), cfg.cache_root.clone(), tc.clone());
@@ -338,7 +336,8 @@ pub fn evaluate(cfg: &EvalConfig, progress: &mut dyn FnMut(&str)) -> Result<Eval
         let program = &dry.parsed.program;
         let builds = dry.cache.root.join("cutouts");
         let scratch = dry.cache.root.join("scratch");
-        for e in held {
+        for me in held {
+            let e = &db.entries[me];
             let Some(nest) = dry.nests.iter().find(|n| n.name == e.nest) else {
                 continue;
             };
@@ -359,24 +358,22 @@ pub fn evaluate(cfg: &EvalConfig, progress: &mut dyn FnMut(&str)) -> Result<Eval
             )?;
             measured += 1;
             let baseline = base.stats.median;
-            let me = index_of(e);
+            let usable = |x: &Entry| x.program != p.name && x.best().is_some();
             let others: Vec<usize> = (0..db.entries.len())
-                .filter(|&i| db.entries[i].program != p.name && db.entries[i].best().is_some())
+                .filter(|&i| usable(&db.entries[i]))
                 .collect();
-            let nearest = |q: &[f32], vecs: &[Vec<f32>]| -> Vec<usize> {
-                let mut d: Vec<(f32, usize)> = others
-                    .iter()
-                    .map(|&i| (embeddings::db::distance(q, &vecs[i]), i))
-                    .collect();
-                d.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-                d.into_iter().take(cfg.k).map(|x| x.1).collect()
+            let nearest = |vecs: &[Vec<f32>]| -> Vec<usize> {
+                db.top_k(&vecs[me], cfg.k, vecs, &usable)
+                    .into_iter()
+                    .map(|n| n.index)
+                    .collect()
             };
             let mut random = others.clone();
             for i in (1..random.len()).rev() {
                 random.swap(i, rng.below(i + 1));
             }
             random.truncate(cfg.k);
-            let picks = [nearest(&emb[me], &emb), nearest(&raw[me], &raw), random];
+            let picks = [nearest(&emb), nearest(&raw), random];
             let mut cache: BTreeMap<String, f64> = BTreeMap::new();
             let mut methods = BTreeMap::new();
             for (name, pick) in METHODS.iter().zip(picks) {

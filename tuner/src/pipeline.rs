@@ -100,9 +100,7 @@ impl Pipeline {
             model: models.join("model"),
             measure: Measure::default().warmup(2).repetitions(10).counters(&[]),
             timeout: Duration::from_secs(600),
-            cache_root: std::env::var_os("TUNE_CACHE")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from(".tunecache")),
+            cache_root: profiling::cache::default_root(),
             toolchain: Toolchain::default(),
         }
     }
@@ -246,7 +244,7 @@ impl Pipeline {
                 )));
             }
             let t0 = Instant::now();
-            let features = nest_features(
+            let (features, counts) = nest_features(
                 program,
                 nest,
                 &dry.cache.data(),
@@ -254,7 +252,7 @@ impl Pipeline {
                 machine.as_ref(),
             )
             .ok_or_else(|| Error::Failed(format!("{}: no features", nest.name)))?;
-            let flops = features_flops(program, nest, &dry.cache.data());
+            let flops = counts.map(|c| (c.flops, c.bytes_compulsory));
             time.profiling_s += t0.elapsed().as_secs_f64();
 
             // Embedding and retrieval.
@@ -263,23 +261,12 @@ impl Pipeline {
                 .embed(&[&features], self.static_only)
                 .map_err(|e| Error::Failed(e.to_string()))?
                 .remove(0);
-            let near = db.top_k(
-                &q,
-                self.k,
-                &|e| {
-                    let i = db
-                        .entries
-                        .iter()
-                        .position(|x| std::ptr::eq(x, e))
-                        .expect("entry");
-                    db_emb[i].clone()
-                },
-                &|e| e.best().is_some(),
-            );
+            let near = db.top_k(&q, self.k, &db_emb, &|e| e.best().is_some());
             time.embedding_s += t0.elapsed().as_secs_f64();
 
             // Candidates: re-fit, legality, build, measure, verify.
             let mut candidates: Vec<Candidate> = Vec::new();
+            let mut measured = 1; // the baseline
             for n in &near {
                 let entry = &db.entries[n.index];
                 let from = Neighbour {
@@ -347,6 +334,7 @@ impl Pipeline {
                 };
                 let t0 = Instant::now();
                 let r = cutout.run(&exe, "candidate", 0, &self.measure, self.timeout, &scratch)?;
+                measured += 1;
                 time.measuring_s += t0.elapsed().as_secs_f64();
                 c.verdict = r.verdict.describe();
                 if r.verdict == Verdict::Verified {
@@ -356,15 +344,17 @@ impl Pipeline {
                 candidates.push(c);
             }
             // Keep the fastest candidate that beats the baseline beyond the noise.
+            let beats = |s: &Stats| s.median_ci.1 < base.stats.median_ci.0;
             for c in candidates.iter_mut() {
-                if !c.why.is_empty() && c.stats.is_none() {
+                // Refused, unbuildable and repeated candidates already say why.
+                if !c.why.is_empty() {
                     continue;
                 }
                 let Some(s) = &c.stats else {
                     c.why = format!("not verified: {}", c.verdict);
                     continue;
                 };
-                if s.median_ci.1 < base.stats.median_ci.0 {
+                if beats(s) {
                     c.why = format!(
                         "verified, {:.2}x faster beyond the noise (95% interval of its median {:.4}..{:.4} ms, baseline's {:.4}..{:.4} ms)",
                         c.speedup,
@@ -373,7 +363,7 @@ impl Pipeline {
                         base.stats.median_ci.0 * 1e3,
                         base.stats.median_ci.1 * 1e3
                     );
-                } else if c.why.is_empty() {
+                } else {
                     c.why = format!(
                         "verified, but not faster beyond the noise ({:.2}x; 95% interval of its median {:.4}..{:.4} ms vs the baseline's {:.4}..{:.4} ms)",
                         c.speedup,
@@ -387,18 +377,8 @@ impl Pipeline {
             let best = candidates
                 .iter()
                 .enumerate()
-                .filter(|(_, c)| {
-                    c.stats
-                        .as_ref()
-                        .is_some_and(|s| s.median_ci.1 < base.stats.median_ci.0)
-                })
-                .min_by(|a, b| {
-                    a.1.stats
-                        .as_ref()
-                        .expect("stats")
-                        .median
-                        .total_cmp(&b.1.stats.as_ref().expect("stats").median)
-                })
+                .filter_map(|(i, c)| c.stats.filter(|s| beats(s)).map(|s| (i, s.median)))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
                 .map(|(i, _)| i);
             if let Some(i) = best {
                 candidates[i].kept = true;
@@ -431,14 +411,8 @@ impl Pipeline {
                 candidates,
                 efficiency_before: efficiency(base.stats.median),
                 efficiency_after: efficiency(tuned_median),
-                measured_variants: 0,
+                measured_variants: measured,
             });
-            let last = nests.last_mut().expect("just pushed");
-            last.measured_variants = 1 + last
-                .candidates
-                .iter()
-                .filter(|c| c.stats.is_some() && !c.why.starts_with("same recipe"))
-                .count();
         }
         // The tuned program.
         let recipes: Vec<(usize, usize, Recipe)> = dry
@@ -485,16 +459,6 @@ fn roof_of(m: &MachineInfo) -> Roof {
         bandwidth_gbs: m.bandwidth_all.triad,
         source: format!("tune machine, {} threads, peak FMA / triad", m.threads),
     }
-}
-
-fn features_flops(
-    program: &ir::Program,
-    nest: &ir::codegen::Nest,
-    data: &Path,
-) -> Option<(u64, u64)> {
-    let env = profiling::cutout::env_of(data, nest, 0);
-    let c = ir::counts::nest_counts(program, nest.region, nest.root, &env, 50_000_000).ok()?;
-    Some((c.flops, c.bytes_compulsory))
 }
 
 /// Where a candidate recipe came from.

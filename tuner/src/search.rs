@@ -478,9 +478,7 @@ pub fn search(cfg: &SearchConfig) -> Result<Searched> {
     }
     let program = &dry.parsed.program;
     let tc: &Toolchain = &cfg.run.toolchain;
-    let machine = std::fs::read_to_string("/etc/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "host".into());
+    let machine = crate::database::host();
     let compiler = tc.version()?;
     let mut log = RecordLog::open(&dry.cache.root.join("records.jsonl"))?;
     let builds = dry.cache.root.join("cutouts");

@@ -251,3 +251,75 @@ pub fn have_polly() -> bool {
         .output()
         .is_ok_and(|o| o.status.success())
 }
+
+/// The three variants of one kernel, measured.
+pub struct Compared {
+    pub bins: [Binary; 3],
+    /// Median region seconds under gcc, Polly, and of the tuned program.
+    pub gcc: f64,
+    pub polly: f64,
+    pub tuned: f64,
+    /// Whether the tuned program prints what the gcc-built original prints.
+    pub outputs: &'static str,
+}
+
+/// Builds and runs the kernel's three variants ([`measure_kernel`]) and sums them up.
+pub fn compare(s: &Setup, kernel: &str, tuned: &Path) -> Compared {
+    let bins = measure_kernel(s, kernel, tuned);
+    let [gcc, polly, tuned] = [0, 1, 2].map(|i| median(&bins[i].times));
+    let outputs = if bins[2].stdout == bins[0].stdout {
+        "identical"
+    } else {
+        "differ"
+    };
+    Compared {
+        bins,
+        gcc,
+        polly,
+        tuned,
+        outputs,
+    }
+}
+
+impl Compared {
+    /// A table row: kernel, the three medians in ms, both speedups over gcc, then
+    /// `middle` (the bench's own columns), outputs and spreads.
+    pub fn line(&self, kernel: &str, middle: &str) -> String {
+        format!(
+            "{:<12}{:>10.2}{:>10.2}{:>10.2}{:>8.2}x{:>8.2}x{middle}  {} (spread gcc ±{:.0}% polly ±{:.0}% tuned ±{:.0}%)",
+            kernel,
+            self.gcc * 1e3,
+            self.polly * 1e3,
+            self.tuned * 1e3,
+            self.gcc / self.polly,
+            self.gcc / self.tuned,
+            self.outputs,
+            spread(&self.bins[0].times),
+            spread(&self.bins[1].times),
+            spread(&self.bins[2].times),
+        )
+    }
+
+    /// The measured fields of a summary row (the bench adds its own).
+    pub fn json(&self, kernel: &str) -> serde_json::Value {
+        serde_json::json!({
+            "kernel": kernel, "gcc_s": self.gcc, "polly_s": self.polly, "tuned_s": self.tuned,
+            "polly_speedup": self.gcc / self.polly, "tuned_speedup": self.gcc / self.tuned,
+            "outputs": self.outputs, "gcc_samples": self.bins[0].times,
+            "polly_samples": self.bins[1].times, "tuned_samples": self.bins[2].times,
+        })
+    }
+}
+
+/// Geomeans of the Polly and tuned speedups over summary rows.
+pub fn geomeans(rows: &[serde_json::Value]) -> (f64, f64) {
+    let of = |key: &str| {
+        geomean(
+            &rows
+                .iter()
+                .map(|r| r[key].as_f64().unwrap())
+                .collect::<Vec<_>>(),
+        )
+    };
+    (of("polly_speedup"), of("tuned_speedup"))
+}
