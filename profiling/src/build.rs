@@ -184,6 +184,7 @@ pub fn build(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<Build> {
 /// Runs a compiler command line, writes its log (command and diagnostics) to `log`, and
 /// turns a failure into `Error::Compile` naming the first error line. Returns seconds.
 pub(crate) fn compile(command: &[String], log: &Path, what: &str) -> Result<f64> {
+    let _machine = crate::exclusive::shared();
     let start = Instant::now();
     let out = Command::new(&command[0])
         .args(&command[1..])

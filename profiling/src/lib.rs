@@ -11,6 +11,7 @@ pub mod cache;
 pub mod cachemodel;
 pub mod cc;
 pub mod cutout;
+pub mod exclusive;
 pub mod machine;
 pub mod measure;
 pub mod npy;

@@ -695,6 +695,7 @@ fn run_bench(
     threads: u32,
     min_seconds: f64,
 ) -> Result<BenchResult> {
+    let _machine = crate::exclusive::alone();
     let mut child = Command::new(exe)
         .arg(array_bytes.to_string())
         .arg(reps.to_string())

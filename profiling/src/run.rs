@@ -4,6 +4,7 @@ use crate::{io_err, Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How the child ended.
@@ -107,15 +108,22 @@ pub struct RunOptions {
 /// passes through unchanged.
 pub fn run(exe: &Path, opts: &RunOptions, scratch: &Path) -> Result<RunOutcome> {
     std::fs::create_dir_all(scratch).map_err(io_err(scratch))?;
-    let report_path = scratch.join(format!("rt-report-{}.json", std::process::id()));
+    // Unique per run: threads of one process may run children in the same folder.
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    let id = format!(
+        "{}-{}",
+        std::process::id(),
+        RUNS.fetch_add(1, Ordering::Relaxed)
+    );
+    let report_path = scratch.join(format!("rt-report-{id}.json"));
     let _ = std::fs::remove_file(&report_path);
     let mut cmd = Command::new(exe);
     cmd.args(&opts.args)
         .env("TUNE_RT_REPORT", &report_path)
         .env("TUNE_RT_SAVE_VERSIONS", opts.save_versions.to_string())
         .stdin(Stdio::inherit());
-    let out_path = scratch.join(format!("child-{}.out", std::process::id()));
-    let err_path = scratch.join(format!("child-{}.err", std::process::id()));
+    let out_path = scratch.join(format!("child-{id}.out"));
+    let err_path = scratch.join(format!("child-{id}.err"));
     if opts.capture {
         // Files, not pipes: a chatty child can never block on a full pipe.
         cmd.stdin(Stdio::null())
@@ -132,6 +140,8 @@ pub fn run(exe: &Path, opts: &RunOptions, scratch: &Path) -> Result<RunOutcome> 
             cmd.env_remove("TUNE_RT_DATA");
         }
     }
+    // Nothing else of this process runs or compiles while the child runs.
+    let machine = crate::exclusive::alone();
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(io_err(exe))?;
     let exit = match opts.timeout {
@@ -149,6 +159,7 @@ pub fn run(exe: &Path, opts: &RunOptions, scratch: &Path) -> Result<RunOutcome> 
         },
     };
     let wall_seconds = start.elapsed().as_secs_f64();
+    drop(machine);
     let report =
         match std::fs::read_to_string(&report_path) {
             Ok(text) => Some(serde_json::from_str(&text).map_err(|e| {

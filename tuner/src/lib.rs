@@ -4,7 +4,9 @@
 //! find its nests and their loop verdicts, generate the instrumented program, build it
 //! and run it with Save.
 
+pub mod batch;
 pub mod database;
+pub mod environment;
 pub mod pipeline;
 pub mod profile;
 pub mod records;

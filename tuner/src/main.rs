@@ -1,5 +1,6 @@
 //! The `tune` command line.
 
+mod cmd_batch;
 mod cmd_db;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -63,6 +64,12 @@ enum Command {
     /// The embedding model: train, eval.
     #[command(subcommand)]
     Model(cmd_db::ModelCommand),
+    /// Transfer-tune every program of datasets: compilations of several programs
+    /// overlap, runs never do; a journal lets --resume finish a killed batch; --shard
+    /// splits the work over machines and --merge joins it.
+    ///
+    /// Example: tune batch datasets/suite.json --preset SMALL --jobs 2 --out results
+    Batch(cmd_batch::BatchArgs),
 }
 
 #[derive(clap::Args)]
@@ -342,6 +349,7 @@ fn main() -> ExitCode {
         Command::Machine(a) => cmd_machine(a),
         Command::Db(c) => cmd_db::cmd_db(c),
         Command::Model(c) => cmd_db::cmd_model(c),
+        Command::Batch(a) => cmd_batch::cmd_batch(a),
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

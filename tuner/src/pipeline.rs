@@ -88,6 +88,34 @@ pub struct Pipeline {
     pub timeout: Duration,
     pub cache_root: PathBuf,
     pub toolchain: Toolchain,
+    /// Told what the pipeline is doing (for progress bars); silent by default.
+    pub progress: Progress,
+}
+
+/// A callback told each step of [`Pipeline::apply`] as a short line ("S1: candidate 2/3").
+#[derive(Clone, Default)]
+pub struct Progress(Option<std::sync::Arc<dyn Fn(&str) + Send + Sync>>);
+
+impl Progress {
+    pub fn new(f: impl Fn(&str) + Send + Sync + 'static) -> Progress {
+        Progress(Some(std::sync::Arc::new(f)))
+    }
+
+    fn say(&self, what: &str) {
+        if let Some(f) = &self.0 {
+            f(what)
+        }
+    }
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Progress(..)"
+        } else {
+            "Progress(none)"
+        })
+    }
 }
 
 impl Pipeline {
@@ -102,6 +130,7 @@ impl Pipeline {
             timeout: Duration::from_secs(600),
             cache_root: profiling::cache::default_root(),
             toolchain: Toolchain::default(),
+            progress: Progress::default(),
         }
     }
 
@@ -138,6 +167,12 @@ impl Pipeline {
 
     pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Pipeline {
         self.cache_root = dir.into();
+        self
+    }
+
+    /// Calls `f` with a short line at each step of [`Pipeline::apply`].
+    pub fn on_progress(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Pipeline {
+        self.progress = Progress::new(f);
         self
     }
 
@@ -201,6 +236,7 @@ impl Pipeline {
         time.embedding_s += t0.elapsed().as_secs_f64();
 
         let t0 = Instant::now();
+        self.progress.say("dry run with Save");
         let dry = checked_dry_run(&self.run_config(p))?;
         let program = &dry.parsed.program;
         let machine = machine_info(&self.cache_root, &self.toolchain);
@@ -229,6 +265,7 @@ impl Pipeline {
                 p.args.cflags.clone(),
             );
             // Profiling pass: the baseline on the saved data.
+            self.progress.say(&format!("{}: baseline", nest.name));
             let t0 = Instant::now();
             let original = cutout.original();
             let (b, _) = cutout.build(&self.toolchain, &original, &builds)?;
@@ -267,7 +304,13 @@ impl Pipeline {
             // Candidates: re-fit, legality, build, measure, verify.
             let mut candidates: Vec<Candidate> = Vec::new();
             let mut measured = 1; // the baseline
-            for n in &near {
+            for (i, n) in near.iter().enumerate() {
+                self.progress.say(&format!(
+                    "{}: candidate {}/{}",
+                    nest.name,
+                    i + 1,
+                    near.len()
+                ));
                 let entry = &db.entries[n.index];
                 let from = Neighbour {
                     program: entry.program.clone(),

@@ -1,0 +1,662 @@
+//! Batch tuning: `tune apply` over every program of one or more datasets.
+//!
+//! Programs are tuned in parallel on a rayon pool of `jobs` threads: preprocessing,
+//! parsing, feature extraction and compilation overlap, while every child program run
+//! (dry runs, measurements) holds the machine alone ([`profiling::exclusive`]), so no
+//! measurement is disturbed by another program's work.
+//!
+//! Every finished program (tuned or failed) is one line of `OUT/journal.jsonl`, written
+//! after its files (`OUT/programs/<name>/`) and flushed to disk. A run killed at any
+//! moment loses at most the programs in flight; `resume` reads the journal (dropping a
+//! torn last line), skips what it lists and tunes the rest. Shards (`I/N`) split the
+//! sorted program list round-robin, so that N machines can each tune one shard into
+//! their own folder; [`merge`] joins the folders.
+
+use crate::environment::Environment;
+use crate::pipeline::{ApplyReport, Pipeline, ProgramSpec};
+use crate::{Error, Result};
+use profiling::cc::CcArgs;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// One program to tune.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    /// Unique within a batch (the folder of its results).
+    pub name: String,
+    /// cc-style arguments: the source with the region first, then flags.
+    pub args: Vec<String>,
+}
+
+/// Every program named by `inputs`: a suite manifest (`*.json`), a folder holding
+/// `suite.json`, a folder of `.c` files with `#pragma scop` regions, or one `.c` file.
+/// Manifest programs get the preset's flag and their own flags; loose `.c` files get
+/// the preset's flag and `flags`. Sorted by name; a name given twice is an error.
+pub fn collect_jobs(
+    inputs: &[PathBuf],
+    preset: datasets::Preset,
+    flags: &[String],
+) -> Result<Vec<Job>> {
+    let mut jobs: Vec<Job> = Vec::new();
+    let suite = |path: &Path, jobs: &mut Vec<Job>| -> Result<()> {
+        let s = datasets::Suite::load(path).map_err(|e| Error::Input(e.to_string()))?;
+        for p in &s.programs {
+            jobs.push(Job {
+                name: p.name.clone(),
+                args: s.args(p, preset),
+            });
+        }
+        Ok(())
+    };
+    let loose = |path: &Path, jobs: &mut Vec<Job>| {
+        let mut args = vec![path.display().to_string(), preset.flag()];
+        args.extend(flags.iter().cloned());
+        jobs.push(Job {
+            name: path
+                .file_stem()
+                .map_or("program".into(), |s| s.to_string_lossy().into_owned()),
+            args,
+        });
+    };
+    for input in inputs {
+        if input.is_dir() {
+            let manifest = input.join("suite.json");
+            if manifest.is_file() {
+                suite(&manifest, &mut jobs)?;
+                continue;
+            }
+            let mut files: Vec<PathBuf> = std::fs::read_dir(input)
+                .map_err(|e| Error::Input(format!("{}: {e}", input.display())))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "c"))
+                .filter(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("#pragma scop")))
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                return Err(Error::Input(format!(
+                    "{}: no suite.json and no .c file with a #pragma scop region",
+                    input.display()
+                )));
+            }
+            for f in &files {
+                loose(f, &mut jobs);
+            }
+        } else if input.extension().is_some_and(|x| x == "json") {
+            suite(input, &mut jobs)?;
+        } else if input.is_file() {
+            loose(input, &mut jobs);
+        } else {
+            return Err(Error::Input(format!(
+                "{}: no such file or folder",
+                input.display()
+            )));
+        }
+    }
+    jobs.sort_by(|a, b| a.name.cmp(&b.name));
+    for w in jobs.windows(2) {
+        if w[0].name == w[1].name {
+            return Err(Error::Input(format!(
+                "program name '{}' is given twice ({} and {}); names must be unique in a batch",
+                w[0].name, w[0].args[0], w[1].args[0]
+            )));
+        }
+    }
+    Ok(jobs)
+}
+
+/// Shard `i` of `n` (0-based): every n-th program of the sorted list, starting at i.
+pub fn shard(jobs: Vec<Job>, i: usize, n: usize) -> Vec<Job> {
+    jobs.into_iter()
+        .enumerate()
+        .filter(|(k, _)| k % n == i)
+        .map(|(_, j)| j)
+        .collect()
+}
+
+/// `I/N` with `I < N` (e.g. `$SLURM_ARRAY_TASK_ID/4`).
+pub fn parse_shard(s: &str) -> Result<(usize, usize)> {
+    let bad = || {
+        Error::Input(format!(
+            "--shard {s}: expected I/N with 0 <= I < N, e.g. 0/4"
+        ))
+    };
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// How one program ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub program: String,
+    pub args: Vec<String>,
+    /// `tuned` or `failed`.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub nests: usize,
+    /// Nests with a kept recipe.
+    pub tuned_nests: usize,
+    /// Geometric mean of the nests' speedups (measured on their saved data).
+    pub speedup: f64,
+    /// Variants measured over all nests (baselines included).
+    pub measured_variants: usize,
+    pub seconds: f64,
+    /// Relative to the batch folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tuned_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report_file: Option<String>,
+}
+
+const JOURNAL: &str = "journal.jsonl";
+
+/// The append-only record of finished programs.
+pub struct Journal {
+    path: PathBuf,
+    file: Mutex<std::fs::File>,
+}
+
+impl Journal {
+    /// Reads the outcomes in `dir`'s journal. A torn last line (a run killed while
+    /// writing it) is dropped and cut off the file so that later lines start clean; any
+    /// other unreadable line is an error, as is a program listed twice.
+    pub fn read(dir: &Path) -> Result<Vec<Outcome>> {
+        Ok(Self::read_valid(dir)?.0)
+    }
+
+    fn read_valid(dir: &Path) -> Result<(Vec<Outcome>, u64)> {
+        let path = dir.join(JOURNAL);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+            Err(e) => return Err(Error::Input(format!("{}: {e}", path.display()))),
+        };
+        let mut out: Vec<Outcome> = Vec::new();
+        let mut valid = 0u64;
+        let mut rest = &bytes[..];
+        let mut line_no = 0;
+        while !rest.is_empty() {
+            line_no += 1;
+            let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+                break; // torn last line
+            };
+            let line = &rest[..end];
+            rest = &rest[end + 1..];
+            match serde_json::from_slice::<Outcome>(line) {
+                Ok(o) => {
+                    if out.iter().any(|x| x.program == o.program) {
+                        return Err(Error::Input(format!(
+                            "{}:{line_no}: program '{}' is listed twice",
+                            path.display(),
+                            o.program
+                        )));
+                    }
+                    out.push(o);
+                    valid += end as u64 + 1;
+                }
+                Err(e) if rest.is_empty() => {
+                    let _ = e; // a torn last line that happened to end in a newline
+                    break;
+                }
+                Err(e) => {
+                    return Err(Error::Input(format!(
+                        "{}:{line_no}: not a journal line: {e}",
+                        path.display()
+                    )))
+                }
+            }
+        }
+        Ok((out, valid))
+    }
+
+    /// Opens `dir`'s journal for appending, cutting off a torn last line.
+    fn open(dir: &Path) -> Result<(Journal, Vec<Outcome>)> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::Failed(format!("{}: {e}", dir.display())))?;
+        let (done, valid) = Self::read_valid(dir)?;
+        let path = dir.join(JOURNAL);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| Error::Failed(format!("{}: {e}", path.display())))?;
+        file.set_len(valid)
+            .map_err(|e| Error::Failed(format!("{}: {e}", path.display())))?;
+        Ok((
+            Journal {
+                path,
+                file: Mutex::new(file),
+            },
+            done,
+        ))
+    }
+
+    /// Appends one outcome as one line and flushes it to disk.
+    fn append(&self, o: &Outcome) -> Result<()> {
+        let mut line = serde_json::to_string(o).expect("outcome serializes");
+        line.push('\n');
+        let mut f = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        f.write_all(line.as_bytes())
+            .and_then(|_| f.sync_data())
+            .map_err(|e| Error::Failed(format!("{}: {e}", self.path.display())))
+    }
+}
+
+/// How to run a batch.
+#[derive(Debug, Clone)]
+pub struct BatchConfig {
+    pub pipeline: Pipeline,
+    pub jobs: usize,
+    pub out: PathBuf,
+    /// Continue the batch whose journal is in `out`.
+    pub resume: bool,
+}
+
+/// What a batch (or a merge) produced.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Summary {
+    pub environment: Environment,
+    /// Every finished program, sorted by name.
+    pub programs: Vec<Outcome>,
+    pub tuned: usize,
+    pub failed: usize,
+    /// Geometric mean over tuned programs of their nest-speedup geomeans.
+    pub speedup: f64,
+    pub seconds: f64,
+}
+
+/// Progress of a batch, told to the caller (progress bars or plain lines).
+pub enum Event<'a> {
+    /// Tuning starts; `done` programs were finished by an earlier run.
+    Start { total: usize, done: usize },
+    /// A program started.
+    Begin { program: &'a str },
+    /// A step of a program's tuning.
+    Step { program: &'a str, what: &'a str },
+    /// A program finished (its journal line is written).
+    End { outcome: &'a Outcome },
+}
+
+/// Tunes every job not already in the journal (see the module documentation).
+pub fn run(cfg: &BatchConfig, jobs: &[Job], events: &(dyn Fn(Event) + Sync)) -> Result<Summary> {
+    let t0 = Instant::now();
+    let journal_exists = cfg.out.join(JOURNAL).is_file();
+    if journal_exists && !cfg.resume {
+        return Err(Error::Input(format!(
+            "{}: holds the journal of an earlier batch; pass --resume to finish it, or choose another --out",
+            cfg.out.display()
+        )));
+    }
+    let (journal, done) = Journal::open(&cfg.out)?;
+    let todo: Vec<&Job> = jobs
+        .iter()
+        .filter(|j| !done.iter().any(|o| o.program == j.name))
+        .collect();
+    events(Event::Start {
+        total: jobs.len(),
+        done: jobs.len() - todo.len(),
+    });
+    // Measured once, before the programs share the machine.
+    let _ = crate::database::machine_info(&cfg.pipeline.cache_root, &cfg.pipeline.toolchain);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(cfg.jobs.max(1))
+        .build()
+        .map_err(|e| Error::Failed(format!("thread pool: {e}")))?;
+    let results: Vec<Result<Outcome>> = pool.install(|| {
+        todo.par_iter()
+            .map(|job| {
+                events(Event::Begin { program: &job.name });
+                let o = tune_one(cfg, job, events);
+                journal.append(&o)?;
+                events(Event::End { outcome: &o });
+                Ok(o)
+            })
+            .collect()
+    });
+    for r in results {
+        r?;
+    }
+    let all = Journal::read(&cfg.out)?;
+    let summary = summarize(
+        Environment::capture(&cfg.pipeline.toolchain),
+        all,
+        t0.elapsed().as_secs_f64(),
+    );
+    write_summary(&cfg.out, &summary)?;
+    Ok(summary)
+}
+
+fn tune_one(cfg: &BatchConfig, job: &Job, events: &(dyn Fn(Event) + Sync)) -> Outcome {
+    let t0 = Instant::now();
+    let failed = |error: String| Outcome {
+        program: job.name.clone(),
+        args: job.args.clone(),
+        status: "failed".into(),
+        error: Some(error),
+        nests: 0,
+        tuned_nests: 0,
+        speedup: 1.0,
+        measured_variants: 0,
+        seconds: t0.elapsed().as_secs_f64(),
+        tuned_file: None,
+        report_file: None,
+    };
+    let spec = match CcArgs::parse(&job.args) {
+        Ok(args) => ProgramSpec {
+            args,
+            function: None,
+            program_args: Vec::new(),
+        },
+        Err(e) => return failed(e.to_string()),
+    };
+    let name = job.name.clone();
+    // The pipeline's progress callback must be 'static: forward its lines by channel.
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let tx = Mutex::new(tx);
+    let pipeline = cfg.pipeline.clone().on_progress(move |s| {
+        let _ = tx.lock().map(|t| t.send(s.to_string()));
+    });
+    let report = std::thread::scope(|scope| {
+        let h = scope.spawn(|| pipeline.apply(&spec));
+        while !h.is_finished() {
+            if let Ok(what) = rx.recv_timeout(std::time::Duration::from_millis(100)) {
+                events(Event::Step {
+                    program: &name,
+                    what: &what,
+                });
+            }
+        }
+        h.join()
+            .unwrap_or_else(|_| Err(Error::Failed("the tuning thread panicked".into())))
+    });
+    match report.and_then(|r| save_program(&cfg.out, &job.name, &r).map(|f| (r, f))) {
+        Ok((r, (tuned_file, report_file))) => {
+            let logs: Vec<f64> = r.nests.iter().map(|n| n.speedup.max(1e-9).ln()).collect();
+            Outcome {
+                program: job.name.clone(),
+                args: job.args.clone(),
+                status: "tuned".into(),
+                error: None,
+                nests: r.nests.len(),
+                tuned_nests: r.nests.iter().filter(|n| n.tuned.is_some()).count(),
+                speedup: if logs.is_empty() {
+                    1.0
+                } else {
+                    (logs.iter().sum::<f64>() / logs.len() as f64).exp()
+                },
+                measured_variants: r.nests.iter().map(|n| n.measured_variants).sum(),
+                seconds: t0.elapsed().as_secs_f64(),
+                tuned_file: Some(tuned_file),
+                report_file: Some(report_file),
+            }
+        }
+        Err(e) => failed(e.to_string()),
+    }
+}
+
+/// Writes `programs/<name>/<name>.tuned.c` and `report.json` (each atomically);
+/// returns their paths relative to `out`.
+fn save_program(out: &Path, name: &str, r: &ApplyReport) -> Result<(String, String)> {
+    let rel_dir = Path::new("programs").join(name);
+    let tuned = rel_dir.join(format!("{name}.tuned.c"));
+    let report = rel_dir.join("report.json");
+    crate::run::write_file(&out.join(&tuned), &r.source)?;
+    crate::run::write_file(
+        &out.join(&report),
+        &serde_json::to_string_pretty(r).expect("report serializes"),
+    )?;
+    Ok((tuned.display().to_string(), report.display().to_string()))
+}
+
+fn summarize(environment: Environment, mut programs: Vec<Outcome>, seconds: f64) -> Summary {
+    programs.sort_by(|a, b| a.program.cmp(&b.program));
+    let tuned: Vec<&Outcome> = programs.iter().filter(|o| o.status == "tuned").collect();
+    let speedup = if tuned.is_empty() {
+        1.0
+    } else {
+        (tuned.iter().map(|o| o.speedup.max(1e-9).ln()).sum::<f64>() / tuned.len() as f64).exp()
+    };
+    Summary {
+        environment,
+        tuned: tuned.len(),
+        failed: programs.len() - tuned.len(),
+        speedup,
+        seconds,
+        programs,
+    }
+}
+
+fn write_summary(out: &Path, s: &Summary) -> Result<()> {
+    crate::run::write_file(
+        &out.join("summary.json"),
+        &serde_json::to_string_pretty(s).expect("summary serializes"),
+    )
+}
+
+/// Joins the folders of shards into `out`: their program folders are copied and their
+/// journals appended to `out`'s. A program already in `out` with the same outcome is
+/// skipped; the same program with a different outcome in two folders is an error
+/// (nothing is written then).
+pub fn merge(out: &Path, shards: &[PathBuf], env: Environment) -> Result<Summary> {
+    let t0 = Instant::now();
+    let (journal, existing) = Journal::open(out)?;
+    let mut taken: BTreeMap<String, (Outcome, PathBuf)> = existing
+        .into_iter()
+        .map(|o| (o.program.clone(), (o, out.to_path_buf())))
+        .collect();
+    let mut new: Vec<(Outcome, PathBuf)> = Vec::new();
+    for dir in shards {
+        if !dir.join(JOURNAL).is_file() {
+            return Err(Error::Input(format!(
+                "{}: no {JOURNAL} (not the folder of a batch)",
+                dir.display()
+            )));
+        }
+        for o in Journal::read(dir)? {
+            match taken.get(&o.program) {
+                Some((same, _)) if *same == o => continue,
+                Some((_, other)) => {
+                    return Err(Error::Input(format!(
+                        "program '{}' has different results in {} and {}",
+                        o.program,
+                        other.display(),
+                        dir.display()
+                    )))
+                }
+                None => {
+                    taken.insert(o.program.clone(), (o.clone(), dir.clone()));
+                    new.push((o, dir.clone()));
+                }
+            }
+        }
+    }
+    for (o, dir) in &new {
+        for rel in [&o.tuned_file, &o.report_file].into_iter().flatten() {
+            let from = dir.join(rel);
+            let text = std::fs::read_to_string(&from)
+                .map_err(|e| Error::Input(format!("{}: {e}", from.display())))?;
+            crate::run::write_file(&out.join(rel), &text)?;
+        }
+        journal.append(o)?;
+    }
+    let summary = summarize(env, Journal::read(out)?, t0.elapsed().as_secs_f64());
+    write_summary(out, &summary)?;
+    Ok(summary)
+}
+
+/// The summary as a terminal table.
+pub fn render(s: &Summary) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<20}{:>8}{:>7}{:>7}{:>10}{:>10}{:>9}  file or error",
+        "program", "status", "nests", "tuned", "speedup", "variants", "s"
+    );
+    for o in &s.programs {
+        let _ = writeln!(
+            out,
+            "{:<20}{:>8}{:>7}{:>7}{:>9.2}x{:>10}{:>9.1}  {}",
+            o.program,
+            o.status,
+            o.nests,
+            o.tuned_nests,
+            o.speedup,
+            o.measured_variants,
+            o.seconds,
+            o.tuned_file.as_deref().or(o.error.as_deref()).unwrap_or("")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{} programs: {} tuned, {} failed; geomean nest speedup {:.2}x; {:.1} s",
+        s.programs.len(),
+        s.tuned,
+        s.failed,
+        s.speedup,
+        s.seconds
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(p: &str) -> Outcome {
+        Outcome {
+            program: p.into(),
+            args: vec![format!("{p}.c")],
+            status: "tuned".into(),
+            error: None,
+            nests: 1,
+            tuned_nests: 1,
+            speedup: 2.0,
+            measured_variants: 3,
+            seconds: 1.0,
+            tuned_file: None,
+            report_file: None,
+        }
+    }
+
+    #[test]
+    fn shards_cover_every_job_once() {
+        let jobs: Vec<Job> = (0..10)
+            .map(|i| Job {
+                name: format!("p{i}"),
+                args: vec![],
+            })
+            .collect();
+        let mut seen: Vec<String> = (0..3)
+            .flat_map(|i| shard(jobs.clone(), i, 3))
+            .map(|j| j.name)
+            .collect();
+        seen.sort();
+        let mut want: Vec<String> = jobs.iter().map(|j| j.name.clone()).collect();
+        want.sort();
+        assert_eq!(seen, want);
+        assert_eq!(shard(jobs.clone(), 1, 3).len(), 3);
+        assert_eq!(shard(jobs, 0, 3).len(), 4);
+        assert_eq!(parse_shard("2/4").unwrap(), (2, 4));
+        for bad in ["4/4", "x/2", "1", "0/0"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_torn_last_line_is_dropped_and_cut_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let (j, done) = Journal::open(dir.path()).unwrap();
+        assert!(done.is_empty());
+        j.append(&outcome("a")).unwrap();
+        j.append(&outcome("b")).unwrap();
+        drop(j);
+        // A kill in the middle of the third line.
+        let path = dir.path().join(JOURNAL);
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(br#"{"program":"c","ar"#).unwrap();
+        drop(f);
+        let (j, done) = Journal::open(dir.path()).unwrap();
+        assert_eq!(
+            done.iter().map(|o| o.program.as_str()).collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+        j.append(&outcome("c")).unwrap();
+        let all = Journal::read(dir.path()).unwrap();
+        assert_eq!(all.len(), 3);
+        assert_eq!(all[2], outcome("c"));
+    }
+
+    #[test]
+    fn a_damaged_middle_line_or_a_repeated_program_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let line = serde_json::to_string(&outcome("a")).unwrap();
+        std::fs::write(
+            dir.path().join(JOURNAL),
+            format!("{line}\nnot json\n{line}\n"),
+        )
+        .unwrap();
+        let e = Journal::read(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("journal.jsonl:2: not a journal line"), "{e}");
+        std::fs::write(dir.path().join(JOURNAL), format!("{line}\n{line}\n")).unwrap();
+        let e = Journal::read(dir.path()).unwrap_err().to_string();
+        assert!(e.contains(":2: program 'a' is listed twice"), "{e}");
+    }
+
+    #[test]
+    fn merging_shards_joins_them_and_refuses_conflicts() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let mut with_file = outcome("x");
+        with_file.tuned_file = Some("programs/x/x.tuned.c".into());
+        std::fs::create_dir_all(a.path().join("programs/x")).unwrap();
+        std::fs::write(a.path().join("programs/x/x.tuned.c"), "int main(){}\n").unwrap();
+        Journal::open(a.path())
+            .unwrap()
+            .0
+            .append(&with_file)
+            .unwrap();
+        Journal::open(b.path())
+            .unwrap()
+            .0
+            .append(&outcome("y"))
+            .unwrap();
+        let env = Environment::capture(&profiling::build::Toolchain::default());
+        let dirs = [a.path().to_path_buf(), b.path().to_path_buf()];
+        let s = merge(out.path(), &dirs, env.clone()).unwrap();
+        assert_eq!(s.programs.len(), 2);
+        assert_eq!(
+            std::fs::read_to_string(out.path().join("programs/x/x.tuned.c")).unwrap(),
+            "int main(){}\n"
+        );
+        // Merging again changes nothing.
+        let s = merge(out.path(), &dirs, env.clone()).unwrap();
+        assert_eq!(s.programs.len(), 2);
+        // The same program with another result is a conflict.
+        let c = tempfile::tempdir().unwrap();
+        let mut other = outcome("y");
+        other.speedup = 3.0;
+        Journal::open(c.path()).unwrap().0.append(&other).unwrap();
+        let e = merge(out.path(), &[c.path().to_path_buf()], env)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("program 'y' has different results"), "{e}");
+        assert_eq!(Journal::read(out.path()).unwrap().len(), 2);
+    }
+}
