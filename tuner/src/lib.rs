@@ -5,6 +5,7 @@
 //! and run it with Save.
 
 pub mod batch;
+pub mod bench;
 pub mod database;
 pub mod environment;
 pub mod pipeline;

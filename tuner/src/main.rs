@@ -1,6 +1,7 @@
 //! The `tune` command line.
 
 mod cmd_batch;
+mod cmd_bench;
 mod cmd_db;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -70,6 +71,13 @@ enum Command {
     ///
     /// Example: tune batch datasets/suite.json --preset SMALL --jobs 2 --out results
     Batch(cmd_batch::BatchArgs),
+    /// Benchmark a suite (originals, and tuned copies with --tuned): raw samples per
+    /// run in rotation, compared with a saved baseline by a Mann-Whitney U test and a
+    /// bootstrap interval against a noise threshold; Markdown, JSON or HTML (SVG
+    /// plots, roofline); exit code 3 when anything regressed.
+    ///
+    /// Example: tune bench datasets/suite.json --preset SMALL --baseline main
+    Bench(cmd_bench::BenchArgs),
 }
 
 #[derive(clap::Args)]
@@ -350,6 +358,7 @@ fn main() -> ExitCode {
         Command::Db(c) => cmd_db::cmd_db(c),
         Command::Model(c) => cmd_db::cmd_model(c),
         Command::Batch(a) => cmd_batch::cmd_batch(a),
+        Command::Bench(a) => cmd_bench::cmd_bench(a),
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

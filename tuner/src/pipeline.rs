@@ -94,7 +94,9 @@ pub struct Pipeline {
 
 /// A callback told each step of [`Pipeline::apply`] as a short line ("S1: candidate 2/3").
 #[derive(Clone, Default)]
-pub struct Progress(Option<std::sync::Arc<dyn Fn(&str) + Send + Sync>>);
+pub struct Progress(Option<std::sync::Arc<ProgressFn>>);
+
+type ProgressFn = dyn Fn(&str) + Send + Sync;
 
 impl Progress {
     pub fn new(f: impl Fn(&str) + Send + Sync + 'static) -> Progress {

@@ -1,0 +1,582 @@
+//! Benchmark regression reports: `tune bench`.
+//!
+//! A suite (the programs [`crate::batch::collect_jobs`] finds, and with a batch folder
+//! their tuned copies) is built as the user builds it (`$CC $CFLAGS`, `-fopenmp` for
+//! tuned copies) with a timer around every `#pragma scop` region, and run in rotation —
+//! every benchmark once per round, after warmup rounds — so that slow drifts of the
+//! machine spread over all benchmarks alike. Every raw sample is kept. Against a saved
+//! baseline each benchmark is classified by [`stats::compare`]: a Mann-Whitney U test
+//! and a bootstrap interval of the ratio of medians against a noise threshold.
+
+pub mod report;
+pub mod stats;
+pub mod svg;
+
+use crate::environment::Environment;
+use crate::{Error, Result};
+use profiling::build::{build, BuildRequest, Toolchain};
+use profiling::cc::CcArgs;
+use profiling::run::{run, Exit, RunOptions};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// One program variant to time.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Benchmark {
+    /// `program` or `program:tuned`.
+    pub name: String,
+    pub program: String,
+    /// `original` or `tuned`.
+    pub variant: String,
+    /// cc-style arguments, the timed source first.
+    pub args: Vec<String>,
+    pub openmp: bool,
+}
+
+/// The benchmarks of a suite: each job's program, and its tuned copy when `tuned` (a
+/// `tune batch` folder) holds one (built with the original's folder on the include
+/// path, so that its quoted includes resolve as the original's do).
+pub fn benchmarks(jobs: &[crate::batch::Job], tuned: Option<&Path>) -> Vec<Benchmark> {
+    let mut out = Vec::new();
+    for j in jobs {
+        out.push(Benchmark {
+            name: j.name.clone(),
+            program: j.name.clone(),
+            variant: "original".into(),
+            args: j.args.clone(),
+            openmp: false,
+        });
+        let Some(dir) = tuned else { continue };
+        let file = dir
+            .join("programs")
+            .join(&j.name)
+            .join(format!("{}.tuned.c", j.name));
+        if file.is_file() {
+            let mut args = vec![file.display().to_string()];
+            if let Some(d) = Path::new(&j.args[0]).parent() {
+                args.push(format!("-I{}", d.display()));
+            }
+            args.extend(j.args[1..].iter().cloned());
+            out.push(Benchmark {
+                name: format!("{}:tuned", j.name),
+                program: j.name.clone(),
+                variant: "tuned".into(),
+                args,
+                openmp: true,
+            });
+        }
+    }
+    out
+}
+
+/// How to run a suite.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    pub toolchain: Toolchain,
+    /// Rounds not recorded.
+    pub warmup: usize,
+    /// Recorded rounds (samples per benchmark).
+    pub runs: usize,
+    pub timeout: Duration,
+    /// Builds and scratch files.
+    pub work: PathBuf,
+}
+
+/// The samples of one benchmark.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Sampled {
+    pub name: String,
+    pub program: String,
+    pub variant: String,
+    /// Seconds per run: the sum of the timed regions, or the whole run's wall time
+    /// when the program has no region (`unit` says which).
+    pub samples: Vec<f64>,
+    pub unit: String,
+    pub median: f64,
+    /// blake3 of the program's standard output (the same for variants of a program
+    /// that compute the same).
+    pub output_hash: String,
+}
+
+/// A point of the roofline chart: one nest of one program variant.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RoofPoint {
+    pub program: String,
+    pub variant: String,
+    pub nest: String,
+    pub oi: f64,
+    pub gflops: f64,
+}
+
+/// The machine's roofs and the nests placed under them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Roofline {
+    pub peak_gflops: f64,
+    pub bandwidth_gbs: f64,
+    pub source: String,
+    pub points: Vec<RoofPoint>,
+}
+
+/// One comparison against the baseline.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Change {
+    pub name: String,
+    pub base_median: f64,
+    pub new_median: f64,
+    pub ratio: f64,
+    pub ratio_ci: (f64, f64),
+    pub p_value: f64,
+    /// improved, regressed or unchanged.
+    pub class: String,
+}
+
+/// A run compared with a saved baseline.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Comparison {
+    pub baseline: String,
+    pub baseline_environment: Environment,
+    /// What differs between the baseline's environment and this run's.
+    pub environment_differences: Vec<String>,
+    pub alpha: f64,
+    pub noise: f64,
+    pub changes: Vec<Change>,
+    /// In the baseline, not in this run.
+    pub missing: Vec<String>,
+    /// In this run, not in the baseline.
+    pub new: Vec<String>,
+}
+
+impl Comparison {
+    pub fn count(&self, class: &str) -> usize {
+        self.changes.iter().filter(|c| c.class == class).count()
+    }
+}
+
+/// Everything a run of `tune bench` measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BenchReport {
+    pub suite: String,
+    pub environment: Environment,
+    pub warmup: usize,
+    pub runs: usize,
+    pub benchmarks: Vec<Sampled>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roofline: Option<Roofline>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
+}
+
+impl BenchReport {
+    /// Tuned-over-original speedups: (program, speedup, 95% interval).
+    pub fn speedups(&self) -> Vec<(String, f64, (f64, f64))> {
+        let mut out = Vec::new();
+        for t in self.benchmarks.iter().filter(|b| b.variant == "tuned") {
+            let Some(o) = self
+                .benchmarks
+                .iter()
+                .find(|b| b.program == t.program && b.variant == "original")
+            else {
+                continue;
+            };
+            // ratio tuned/original; the speedup is its inverse.
+            let (lo, hi) = stats::bootstrap_ratio_ci(&o.samples, &t.samples, 0.95, 2000, 1);
+            out.push((
+                t.program.clone(),
+                o.median / t.median.max(1e-12),
+                (1.0 / hi.max(1e-12), 1.0 / lo.max(1e-12)),
+            ));
+        }
+        out
+    }
+}
+
+/// Declarations put at the top of a timed copy, and the calls around each region.
+const TIMER_DECL: &str =
+    "double tune_bench_now(void); void tune_bench_add(double t0); static double tune_bench_t0;\n";
+const TIMER_START: &str = "tune_bench_t0 = tune_bench_now();";
+const TIMER_STOP: &str = "tune_bench_add(tune_bench_t0);";
+/// The timer, compiled next to the program (its own translation unit, so the program's
+/// `-std` cannot hide `clock_gettime`).
+const TIMER_SOURCE: &str = r#"#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static double tune_bench_total;
+static int tune_bench_registered;
+double tune_bench_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+static void tune_bench_print(void) {
+  fprintf(stderr, "tune-bench-seconds: %.9f\n", tune_bench_total);
+}
+void tune_bench_add(double t0) {
+  tune_bench_total += tune_bench_now() - t0;
+  if (!tune_bench_registered) {
+    tune_bench_registered = 1;
+    atexit(tune_bench_print);
+  }
+}
+"#;
+
+/// `text` with a timer around every `#pragma scop` region; `None` without regions.
+pub fn timed_source(text: &str) -> Option<String> {
+    let mut out = String::from(TIMER_DECL);
+    let mut regions = 0;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t == "#pragma scop" {
+            out.push_str(TIMER_START);
+            out.push('\n');
+            regions += 1;
+        }
+        out.push_str(line);
+        out.push('\n');
+        if t == "#pragma endscop" {
+            out.push_str(TIMER_STOP);
+            // Keep the program's own line numbers in diagnostics.
+            out.push_str(&format!("\n#line {}\n", i + 2));
+        } else if t == "#pragma scop" {
+            continue;
+        }
+    }
+    (regions > 0).then_some(out)
+}
+
+struct Built {
+    exe: PathBuf,
+    timed: bool,
+}
+
+fn build_one(cfg: &BenchConfig, b: &Benchmark) -> Result<Built> {
+    let args = CcArgs::parse(&b.args)?;
+    let file = Path::new(&b.args[0]);
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Error::Input(format!("{}: {e}", file.display())))?;
+    let timed = timed_source(&text);
+    let timer = cfg.work.join("tune_bench_timer.c");
+    crate::run::write_file(&timer, TIMER_SOURCE)?;
+    let mut cflags = args.cflags.clone();
+    // The timed copy lives elsewhere: the original's folder resolves its includes.
+    if let Some(d) = file.parent() {
+        let d = if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        };
+        cflags.push(format!("-I{}", d.display()));
+    }
+    let mut extra = args.extra_sources.clone();
+    if timed.is_some() {
+        extra.push(timer.display().to_string());
+    }
+    let req_args = CcArgs {
+        main: b.name.clone(),
+        extra_sources: extra,
+        cflags,
+        link: args.link.clone(),
+    };
+    let source = timed.clone().unwrap_or(text);
+    let built = build(
+        &cfg.toolchain,
+        &BuildRequest {
+            source: &source,
+            args: &req_args,
+            runtime: false,
+            openmp: b.openmp,
+            preprocessed: false,
+        },
+        &cfg.work.join("builds"),
+    )?;
+    Ok(Built {
+        exe: built.exe,
+        timed: timed.is_some(),
+    })
+}
+
+fn run_one(cfg: &BenchConfig, b: &Benchmark, built: &Built) -> Result<(f64, String)> {
+    let out = run(
+        &built.exe,
+        &RunOptions {
+            data_dir: None,
+            save_versions: 0,
+            timeout: Some(cfg.timeout),
+            args: Vec::new(),
+            capture: true,
+        },
+        &cfg.work.join("scratch"),
+    )?;
+    if out.exit != Exit::Code(0) {
+        return Err(Error::Failed(format!(
+            "{}: the benchmark run ended with {:?}: {}",
+            b.name,
+            out.exit,
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .unwrap_or("")
+        )));
+    }
+    let seconds = if built.timed {
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .find_map(|l| l.strip_prefix("tune-bench-seconds: "))
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| {
+                Error::Failed(format!(
+                    "{}: the program did not reach the end of its region (no time reported)",
+                    b.name
+                ))
+            })?
+    } else {
+        out.wall_seconds
+    };
+    Ok((
+        seconds,
+        blake3::hash(&out.stdout).to_hex()[..16].to_string(),
+    ))
+}
+
+/// Builds every benchmark, then runs them in rotation (see the module documentation).
+/// `progress` is told each finished round.
+pub fn run_suite(
+    cfg: &BenchConfig,
+    suite: &str,
+    benches: &[Benchmark],
+    progress: &dyn Fn(usize, usize),
+) -> Result<BenchReport> {
+    use rayon::prelude::*;
+    if benches.is_empty() {
+        return Err(Error::Input(format!("{suite}: the suite has no programs")));
+    }
+    let built: Vec<Built> = benches
+        .par_iter()
+        .map(|b| build_one(cfg, b))
+        .collect::<Result<_>>()?;
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); benches.len()];
+    let mut hashes: Vec<String> = vec![String::new(); benches.len()];
+    let rounds = cfg.warmup + cfg.runs.max(2);
+    for round in 0..rounds {
+        for (i, (b, e)) in benches.iter().zip(&built).enumerate() {
+            let (s, h) = run_one(cfg, b, e)?;
+            if round >= cfg.warmup {
+                samples[i].push(s);
+            }
+            hashes[i] = h;
+        }
+        progress(round + 1, rounds);
+    }
+    let benchmarks = benches
+        .iter()
+        .zip(&built)
+        .zip(samples.into_iter().zip(hashes))
+        .map(|((b, e), (s, h))| Sampled {
+            name: b.name.clone(),
+            program: b.program.clone(),
+            variant: b.variant.clone(),
+            median: stats::median(&s),
+            samples: s,
+            unit: if e.timed { "region" } else { "wall" }.into(),
+            output_hash: h,
+        })
+        .collect();
+    Ok(BenchReport {
+        suite: suite.to_string(),
+        environment: Environment::capture(&cfg.toolchain),
+        warmup: cfg.warmup,
+        runs: cfg.runs.max(2),
+        benchmarks,
+        roofline: None,
+        comparison: None,
+    })
+}
+
+/// Compares `report` with `baseline` (saved as `name`).
+pub fn compare(
+    report: &BenchReport,
+    baseline: &BenchReport,
+    name: &str,
+    t: &stats::Thresholds,
+) -> Comparison {
+    let mut changes = Vec::new();
+    let mut new = Vec::new();
+    for b in &report.benchmarks {
+        let Some(base) = baseline.benchmarks.iter().find(|x| x.name == b.name) else {
+            new.push(b.name.clone());
+            continue;
+        };
+        let c = stats::compare(&base.samples, &b.samples, t);
+        changes.push(Change {
+            name: b.name.clone(),
+            base_median: c.base_median,
+            new_median: c.new_median,
+            ratio: c.ratio,
+            ratio_ci: c.ratio_ci,
+            p_value: c.p_value,
+            class: match c.class {
+                stats::Class::Improved => "improved",
+                stats::Class::Regressed => "regressed",
+                stats::Class::Unchanged => "unchanged",
+            }
+            .into(),
+        });
+    }
+    let missing = baseline
+        .benchmarks
+        .iter()
+        .filter(|b| !report.benchmarks.iter().any(|x| x.name == b.name))
+        .map(|b| b.name.clone())
+        .collect();
+    Comparison {
+        baseline: name.to_string(),
+        baseline_environment: baseline.environment.clone(),
+        environment_differences: baseline.environment.differences(&report.environment),
+        alpha: t.alpha,
+        noise: t.noise,
+        changes,
+        missing,
+        new,
+    }
+}
+
+/// Baselines live in `store/baselines/NAME.json`.
+pub fn baseline_path(store: &Path, name: &str) -> Result<PathBuf> {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        || name.starts_with('.')
+    {
+        return Err(Error::Input(format!(
+            "baseline name '{name}': use letters, digits, '-', '_' and '.'"
+        )));
+    }
+    Ok(store.join("baselines").join(format!("{name}.json")))
+}
+
+/// Saves `report` (raw samples included) as baseline `name`, atomically.
+pub fn save_baseline(store: &Path, name: &str, report: &BenchReport) -> Result<PathBuf> {
+    let path = baseline_path(store, name)?;
+    let mut r = report.clone();
+    r.comparison = None;
+    crate::run::write_file(
+        &path,
+        &serde_json::to_string_pretty(&r).expect("report serializes"),
+    )?;
+    Ok(path)
+}
+
+/// Loads baseline `name`.
+pub fn load_baseline(store: &Path, name: &str) -> Result<BenchReport> {
+    let path = baseline_path(store, name)?;
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        Error::Input(format!(
+            "baseline '{name}' ({}): {e}; save one with --save-baseline {name}",
+            path.display()
+        ))
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        Error::Input(format!(
+            "{}:{}:{}: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        ))
+    })
+}
+
+/// The roofline of the suite: every nest of every original program profiled on its
+/// saved data (a dry run, then each nest alone: `repetitions` timed runs), placed by its
+/// operational intensity and GFLOP/s under the machine's measured roofs; tuned variants
+/// with a `tune batch` report are placed by their tuned nest times at the same counts.
+pub fn roofline(
+    jobs: &[crate::batch::Job],
+    tuned: Option<&Path>,
+    cache_root: &Path,
+    toolchain: &Toolchain,
+    repetitions: u32,
+) -> Result<Option<Roofline>> {
+    use crate::profile::{profile, ProfileConfig};
+    let mut points = Vec::new();
+    let mut roof = None;
+    for j in jobs {
+        let cfg = ProfileConfig {
+            run: crate::run::RunConfig::tuning(
+                CcArgs::parse(&j.args)?,
+                cache_root.to_path_buf(),
+                toolchain.clone(),
+            ),
+            measure: profiling::measure::Measure::default()
+                .warmup(1)
+                .repetitions(repetitions.max(1))
+                .counters(&[]),
+            timeout: Duration::from_secs(600),
+            roofline: true,
+            machine: profiling::machine::MachineOptions::default(),
+        };
+        let p = profile(&cfg)?;
+        if roof.is_none() {
+            roof = p.roof.clone();
+        }
+        let tuned_report: Option<crate::pipeline::ApplyReport> = tuned
+            .map(|d| d.join("programs").join(&j.name).join("report.json"))
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .and_then(|t| serde_json::from_str(&t).ok());
+        for row in &p.roofline {
+            points.push(RoofPoint {
+                program: j.name.clone(),
+                variant: "original".into(),
+                nest: row.nest.clone(),
+                oi: row.oi,
+                gflops: row.gflops,
+            });
+            let tuned_time = tuned_report.as_ref().and_then(|r| {
+                let n = r.nests.iter().find(|n| n.nest == row.nest)?;
+                n.tuned.as_ref().map(|s| s.median)
+            });
+            if let Some(t) = tuned_time {
+                // The report times one invocation; the profile's row covers `versions`.
+                let per_call = row.flops as f64 / row.versions.max(1) as f64;
+                points.push(RoofPoint {
+                    program: j.name.clone(),
+                    variant: "tuned".into(),
+                    nest: row.nest.clone(),
+                    oi: row.oi,
+                    gflops: per_call / t.max(1e-12) / 1e9,
+                });
+            }
+        }
+    }
+    Ok(roof.map(|r| Roofline {
+        peak_gflops: r.peak_gflops,
+        bandwidth_gbs: r.bandwidth_gbs,
+        source: r.source,
+        points,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_timed_copy_keeps_the_program_and_times_each_region() {
+        let src = "int main(void) {\n  int x = 0;\n#pragma scop\n  x++;\n#pragma endscop\n#pragma scop\n  x++;\n#pragma endscop\n  return x;\n}\n";
+        let t = timed_source(src).unwrap();
+        assert_eq!(t.matches(TIMER_START).count(), 2);
+        assert_eq!(t.matches(TIMER_STOP).count(), 2);
+        assert!(t.starts_with(TIMER_DECL));
+        assert!(t.contains("#pragma endscop\ntune_bench_add(tune_bench_t0);\n#line 6\n"));
+        assert!(timed_source("int main(void) { return 0; }\n").is_none());
+    }
+
+    #[test]
+    fn baseline_names_are_checked() {
+        assert!(baseline_path(Path::new("s"), "main-2026.11").is_ok());
+        for bad in ["", "../x", "a/b", ".hidden"] {
+            assert!(baseline_path(Path::new("s"), bad).is_err(), "{bad}");
+        }
+    }
+}

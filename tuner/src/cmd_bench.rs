@@ -1,0 +1,150 @@
+//! `tune bench ...`.
+
+use profiling::build::Toolchain;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+use tuner::bench::{self, report, stats::Thresholds, BenchConfig};
+use tuner::Error;
+
+/// Exit code when a benchmark regressed.
+const REGRESSED: i32 = 3;
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Suite manifests (suite.json), folders (with a suite.json, or of .c files with
+    /// #pragma scop regions) or .c files.
+    #[arg(required = true, value_name = "SUITE")]
+    suite: Vec<PathBuf>,
+    /// Dataset size: -D<PRESET>_DATASET is given to every program.
+    #[arg(long, default_value = "MEDIUM")]
+    preset: String,
+    /// A further cc flag for loose .c files (repeatable), e.g. --cc-flag=-Iutilities.
+    #[arg(long = "cc-flag", value_name = "FLAG", allow_hyphen_values = true)]
+    cc_flags: Vec<String>,
+    /// A `tune batch` folder: its tuned programs are benchmarks too (`name:tuned`).
+    #[arg(long, value_name = "DIR")]
+    tuned: Option<PathBuf>,
+    /// Recorded rounds: samples per benchmark.
+    #[arg(long, default_value_t = 15)]
+    runs: usize,
+    /// Rounds run first and not recorded.
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    /// Save this run (raw samples and environment) as baseline NAME.
+    #[arg(long, value_name = "NAME")]
+    save_baseline: Option<String>,
+    /// Compare with baseline NAME; exit code 3 when anything regressed.
+    #[arg(long, value_name = "NAME")]
+    baseline: Option<String>,
+    /// Significance level of the Mann-Whitney U test.
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+    /// Relative change taken as noise: a change is reported only when its whole 95%
+    /// interval lies beyond it (10% by default, as asv does: timings on shared
+    /// machines drift by several percent between runs).
+    #[arg(long, default_value_t = 0.10)]
+    noise_threshold: f64,
+    /// Report format on stdout (and in --output): md, html or json.
+    #[arg(long, default_value = "md", value_parser = ["md", "html", "json"])]
+    format: String,
+    /// Write the report here instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Profile every nest for the roofline chart (default with --format html).
+    #[arg(long)]
+    roofline: bool,
+    /// Baselines and builds (default: ./.tunebench).
+    #[arg(long, value_name = "DIR", default_value = ".tunebench")]
+    store: PathBuf,
+    /// Seconds before a run is killed.
+    #[arg(long, default_value_t = 600.0)]
+    timeout: f64,
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+}
+
+pub fn cmd_bench(a: BenchArgs) -> Result<i32, Error> {
+    if !(0.0..1.0).contains(&a.alpha) || !(0.0..1.0).contains(&a.noise_threshold) {
+        return Err(Error::Input(
+            "--alpha and --noise-threshold must lie in [0, 1)".into(),
+        ));
+    }
+    let preset = datasets::Preset::parse(&a.preset).map_err(|e| Error::Input(e.to_string()))?;
+    let jobs = tuner::batch::collect_jobs(&a.suite, preset, &a.cc_flags)?;
+    let benches = bench::benchmarks(&jobs, a.tuned.as_deref());
+    // Read the baseline first: a missing or damaged one fails before any work.
+    let baseline = a
+        .baseline
+        .as_ref()
+        .map(|n| bench::load_baseline(&a.store, n).map(|b| (n.clone(), b)))
+        .transpose()?;
+    if let Some(n) = &a.save_baseline {
+        bench::baseline_path(&a.store, n)?;
+    }
+    let cfg = BenchConfig {
+        toolchain: Toolchain::default(),
+        warmup: a.warmup,
+        runs: a.runs,
+        timeout: Duration::from_secs_f64(a.timeout),
+        work: a.store.clone(),
+    };
+    let suite_name = a
+        .suite
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let terminal = std::io::stderr().is_terminal();
+    let mut r = bench::run_suite(&cfg, &suite_name, &benches, &|done, all| {
+        if terminal {
+            eprint!(
+                "\rtune bench: round {done}/{all} of {} benchmarks",
+                benches.len()
+            );
+            if done == all {
+                eprintln!();
+            }
+        }
+    })?;
+    if a.roofline || a.format == "html" {
+        let cache = a
+            .cache_dir
+            .clone()
+            .unwrap_or_else(profiling::cache::default_root);
+        r.roofline = bench::roofline(&jobs, a.tuned.as_deref(), &cache, &cfg.toolchain, 3)?;
+    }
+    if let Some((name, base)) = &baseline {
+        let t = Thresholds {
+            alpha: a.alpha,
+            noise: a.noise_threshold,
+            ..Thresholds::default()
+        };
+        r.comparison = Some(bench::compare(&r, base, name, &t));
+    }
+    if let Some(n) = &a.save_baseline {
+        let path = bench::save_baseline(&a.store, n, &r)?;
+        eprintln!("tune bench: saved baseline '{n}' to {}", path.display());
+    }
+    let text = match a.format.as_str() {
+        "json" => serde_json::to_string_pretty(&r).expect("report serializes") + "\n",
+        "html" => report::html(&r),
+        _ => report::markdown(&r),
+    };
+    match &a.output {
+        Some(path) => {
+            tuner::run::write_file(path, &text)?;
+            if a.format != "md" {
+                print!("{}", report::markdown(&r));
+            }
+            eprintln!("tune bench: wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    let regressed = r.comparison.as_ref().map_or(0, |c| c.count("regressed"));
+    if regressed > 0 {
+        eprintln!("tune bench: {regressed} benchmark(s) regressed");
+        return Ok(REGRESSED);
+    }
+    Ok(0)
+}
