@@ -162,6 +162,7 @@ fn a_planted_slowdown_is_the_one_regression_and_no_change_flags_nothing() {
         "change bars and the roofline"
     );
     assert!(html.contains("Nests under the roofline"));
+    assert!(html.matches("<circle").count() >= 3, "a point per nest");
     assert!(!html.contains("src=\"http"), "self-contained");
 
     // A missing baseline is bad input, before any work.

@@ -87,7 +87,8 @@ pub fn cmd_bench(a: BenchArgs) -> Result<i32, Error> {
         warmup: a.warmup,
         runs: a.runs,
         timeout: Duration::from_secs_f64(a.timeout),
-        work: a.store.clone(),
+        work: std::path::absolute(&a.store)
+            .map_err(|e| Error::Input(format!("{}: {e}", a.store.display())))?,
     };
     let suite_name = a
         .suite

@@ -245,6 +245,10 @@ pub fn timed_source(text: &str) -> Option<String> {
     (regions > 0).then_some(out)
 }
 
+fn timer_path(cfg: &BenchConfig) -> PathBuf {
+    cfg.work.join("tune_bench_timer.c")
+}
+
 struct Built {
     exe: PathBuf,
     timed: bool,
@@ -256,8 +260,7 @@ fn build_one(cfg: &BenchConfig, b: &Benchmark) -> Result<Built> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| Error::Input(format!("{}: {e}", file.display())))?;
     let timed = timed_source(&text);
-    let timer = cfg.work.join("tune_bench_timer.c");
-    crate::run::write_file(&timer, TIMER_SOURCE)?;
+    let timer = timer_path(cfg);
     let mut cflags = args.cflags.clone();
     // The timed copy lives elsewhere: the original's folder resolves its includes.
     if let Some(d) = file.parent() {
@@ -351,6 +354,8 @@ pub fn run_suite(
     if benches.is_empty() {
         return Err(Error::Input(format!("{suite}: the suite has no programs")));
     }
+    // Written once, before the parallel builds read it.
+    crate::run::write_file(&timer_path(cfg), TIMER_SOURCE)?;
     let built: Vec<Built> = benches
         .par_iter()
         .map(|b| build_one(cfg, b))
@@ -525,11 +530,24 @@ pub fn roofline(
             .and_then(|f| std::fs::read_to_string(f).ok())
             .and_then(|t| serde_json::from_str(&t).ok());
         for row in &p.roofline {
+            // Data that stays in cache has no modelled DRAM traffic: place such a nest
+            // by its compulsory bytes (every array element touched once).
+            let oi = if row.bytes > 0 {
+                row.oi
+            } else {
+                let compulsory: u64 = p
+                    .nests
+                    .iter()
+                    .filter(|n| n.nest == row.nest)
+                    .flat_map(|n| n.models.iter().map(|m| m.bytes_compulsory))
+                    .sum();
+                row.flops as f64 / compulsory.max(1) as f64
+            };
             points.push(RoofPoint {
                 program: j.name.clone(),
                 variant: "original".into(),
                 nest: row.nest.clone(),
-                oi: row.oi,
+                oi,
                 gflops: row.gflops,
             });
             let tuned_time = tuned_report.as_ref().and_then(|r| {
@@ -543,7 +561,7 @@ pub fn roofline(
                     program: j.name.clone(),
                     variant: "tuned".into(),
                     nest: row.nest.clone(),
-                    oi: row.oi,
+                    oi,
                     gflops: per_call / t.max(1e-12) / 1e9,
                 });
             }
