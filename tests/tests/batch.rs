@@ -103,11 +103,9 @@ fn a_killed_batch_resumes_to_the_programs_of_an_uninterrupted_one() {
         assert!(child.try_wait().unwrap().is_none(), "the batch ended early");
         std::thread::sleep(Duration::from_millis(5));
     }
-    let killed_group = Command::new("kill")
-        .args(["-KILL", &format!("-{}", child.id())])
-        .status()
-        .unwrap();
-    assert!(killed_group.success());
+    // SAFETY: kill(2) on the process group the child leads (process_group(0) above).
+    let rc = unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+    assert_eq!(rc, 0, "kill: {}", std::io::Error::last_os_error());
     child.wait().unwrap();
     let before = journal(&killed);
     assert!(
