@@ -59,27 +59,59 @@ pub struct BatchArgs {
     json: bool,
 }
 
-pub fn cmd_batch(a: BatchArgs) -> Result<i32, Error> {
-    let mut p = Pipeline::full()
-        .top_k(a.top_k)
+/// The pipeline as `tune apply` and `tune batch` configure it from their options.
+pub struct PipelineOptions<'a> {
+    pub static_only: bool,
+    pub top_k: usize,
+    pub warmup: u32,
+    pub repetitions: u32,
+    pub cache_root: PathBuf,
+    pub db: Option<&'a PathBuf>,
+    pub model: Option<&'a PathBuf>,
+    pub timeout: f64,
+}
+
+impl PipelineOptions<'_> {
+    pub fn pipeline(&self) -> Pipeline {
+        let mut p = if self.static_only {
+            Pipeline::static_only()
+        } else {
+            Pipeline::full()
+        }
+        .top_k(self.top_k)
         .measured_with(
             Measure::default()
-                .warmup(a.warmup)
-                .repetitions(a.repetitions.max(3))
+                .warmup(self.warmup)
+                .repetitions(self.repetitions.max(3))
                 .counters(&[]),
         )
-        .cache_dir(
-            a.cache_dir
-                .clone()
-                .unwrap_or_else(profiling::cache::default_root),
-        );
-    if let Some(db) = &a.db {
-        p = p.db(db);
+        .cache_dir(self.cache_root.clone());
+        if let Some(db) = self.db {
+            p = p.db(db);
+        }
+        if let Some(m) = self.model {
+            p = p.model(m);
+        }
+        p.timeout = Duration::from_secs_f64(self.timeout);
+        p
     }
-    if let Some(m) = &a.model {
-        p = p.model(m);
+}
+
+pub fn cmd_batch(a: BatchArgs) -> Result<i32, Error> {
+    let p = PipelineOptions {
+        static_only: false,
+        top_k: a.top_k,
+        warmup: a.warmup,
+        repetitions: a.repetitions,
+        cache_root: a
+            .cache_dir
+            .clone()
+            .unwrap_or_else(profiling::cache::default_root),
+        db: a.db.as_ref(),
+        model: a.model.as_ref(),
+        timeout: a.timeout,
     }
-    p.timeout = Duration::from_secs_f64(a.timeout);
+    .pipeline();
     let summary = if a.merge {
         batch::merge(&a.out, &a.inputs, Environment::capture(&p.toolchain))?
     } else {

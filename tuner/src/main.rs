@@ -499,32 +499,23 @@ fn cmd_search(a: SearchArgs, program_args: Vec<String>) -> Result<i32, Error> {
 }
 
 fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
-    use tuner::pipeline::{Pipeline, ProgramSpec};
+    use tuner::pipeline::ProgramSpec;
     let spec = ProgramSpec {
         args: CcArgs::parse(&a.program.cc)?,
         function: a.program.function.clone(),
         program_args,
     };
-    let mut p = if a.static_only {
-        Pipeline::static_only()
-    } else {
-        Pipeline::full()
+    let p = cmd_batch::PipelineOptions {
+        static_only: a.static_only,
+        top_k: a.top_k,
+        warmup: a.warmup,
+        repetitions: a.repetitions,
+        cache_root: a.program.cache_root(),
+        db: a.db.as_ref(),
+        model: a.model.as_ref(),
+        timeout: a.timeout,
     }
-    .top_k(a.top_k)
-    .measured_with(
-        Measure::default()
-            .warmup(a.warmup)
-            .repetitions(a.repetitions.max(3))
-            .counters(&[]),
-    )
-    .cache_dir(a.program.cache_root());
-    if let Some(db) = &a.db {
-        p = p.db(db);
-    }
-    if let Some(m) = &a.model {
-        p = p.model(m);
-    }
-    p.timeout = Duration::from_secs_f64(a.timeout);
+    .pipeline();
     let report = p.apply(&spec)?;
     let out = a.output.clone().unwrap_or_else(|| {
         let f = PathBuf::from(&report.file);
