@@ -289,8 +289,21 @@ pub enum Event<'a> {
     End { outcome: &'a Outcome },
 }
 
+/// Where a batch tells its [`Event`]s.
+pub type Events = std::sync::Arc<dyn Fn(Event) + Send + Sync>;
+
+/// Geometric mean of speedups; 1 for none.
+fn geomean_or_one(v: &[f64]) -> f64 {
+    let g = crate::bench::stats::geomean(v);
+    if g.is_finite() {
+        g
+    } else {
+        1.0
+    }
+}
+
 /// Tunes every job not already in the journal (see the module documentation).
-pub fn run(cfg: &BatchConfig, jobs: &[Job], events: &(dyn Fn(Event) + Sync)) -> Result<Summary> {
+pub fn run(cfg: &BatchConfig, jobs: &[Job], events: &Events) -> Result<Summary> {
     let t0 = Instant::now();
     let journal_exists = cfg.out.join(JOURNAL).is_file();
     if journal_exists && !cfg.resume {
@@ -314,7 +327,7 @@ pub fn run(cfg: &BatchConfig, jobs: &[Job], events: &(dyn Fn(Event) + Sync)) -> 
         .num_threads(cfg.jobs.max(1))
         .build()
         .map_err(|e| Error::Failed(format!("thread pool: {e}")))?;
-    let results: Vec<Result<Outcome>> = pool.install(|| {
+    let new: Vec<Outcome> = pool.install(|| {
         todo.par_iter()
             .map(|job| {
                 events(Event::Begin { program: &job.name });
@@ -323,12 +336,10 @@ pub fn run(cfg: &BatchConfig, jobs: &[Job], events: &(dyn Fn(Event) + Sync)) -> 
                 events(Event::End { outcome: &o });
                 Ok(o)
             })
-            .collect()
-    });
-    for r in results {
-        r?;
-    }
-    let all = Journal::read(&cfg.out)?;
+            .collect::<Result<_>>()
+    })?;
+    let mut all = done;
+    all.extend(new);
     let summary = summarize(
         Environment::capture(&cfg.pipeline.toolchain),
         all,
@@ -338,7 +349,7 @@ pub fn run(cfg: &BatchConfig, jobs: &[Job], events: &(dyn Fn(Event) + Sync)) -> 
     Ok(summary)
 }
 
-fn tune_one(cfg: &BatchConfig, job: &Job, events: &(dyn Fn(Event) + Sync)) -> Outcome {
+fn tune_one(cfg: &BatchConfig, job: &Job, events: &Events) -> Outcome {
     let t0 = Instant::now();
     let failed = |error: String| Outcome {
         program: job.name.clone(),
@@ -361,29 +372,20 @@ fn tune_one(cfg: &BatchConfig, job: &Job, events: &(dyn Fn(Event) + Sync)) -> Ou
         },
         Err(e) => return failed(e.to_string()),
     };
-    let name = job.name.clone();
-    // The pipeline's progress callback must be 'static: forward its lines by channel.
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
-    let tx = Mutex::new(tx);
-    let pipeline = cfg.pipeline.clone().on_progress(move |s| {
-        let _ = tx.lock().map(|t| t.send(s.to_string()));
-    });
-    let report = std::thread::scope(|scope| {
-        let h = scope.spawn(|| pipeline.apply(&spec));
-        while !h.is_finished() {
-            if let Ok(what) = rx.recv_timeout(std::time::Duration::from_millis(100)) {
-                events(Event::Step {
-                    program: &name,
-                    what: &what,
-                });
-            }
-        }
-        h.join()
-            .unwrap_or_else(|_| Err(Error::Failed("the tuning thread panicked".into())))
-    });
+    let (sink, name) = (events.clone(), job.name.clone());
+    let report = cfg
+        .pipeline
+        .clone()
+        .on_progress(move |what| {
+            sink(Event::Step {
+                program: &name,
+                what,
+            })
+        })
+        .apply(&spec);
     match report.and_then(|r| save_program(&cfg.out, &job.name, &r).map(|f| (r, f))) {
         Ok((r, (tuned_file, report_file))) => {
-            let logs: Vec<f64> = r.nests.iter().map(|n| n.speedup.max(1e-9).ln()).collect();
+            let speedups: Vec<f64> = r.nests.iter().map(|n| n.speedup).collect();
             Outcome {
                 program: job.name.clone(),
                 args: job.args.clone(),
@@ -391,11 +393,7 @@ fn tune_one(cfg: &BatchConfig, job: &Job, events: &(dyn Fn(Event) + Sync)) -> Ou
                 error: None,
                 nests: r.nests.len(),
                 tuned_nests: r.nests.iter().filter(|n| n.tuned.is_some()).count(),
-                speedup: if logs.is_empty() {
-                    1.0
-                } else {
-                    (logs.iter().sum::<f64>() / logs.len() as f64).exp()
-                },
+                speedup: geomean_or_one(&speedups),
                 measured_variants: r.nests.iter().map(|n| n.measured_variants).sum(),
                 seconds: t0.elapsed().as_secs_f64(),
                 tuned_file: Some(tuned_file),
@@ -422,17 +420,16 @@ fn save_program(out: &Path, name: &str, r: &ApplyReport) -> Result<(String, Stri
 
 fn summarize(environment: Environment, mut programs: Vec<Outcome>, seconds: f64) -> Summary {
     programs.sort_by(|a, b| a.program.cmp(&b.program));
-    let tuned: Vec<&Outcome> = programs.iter().filter(|o| o.status == "tuned").collect();
-    let speedup = if tuned.is_empty() {
-        1.0
-    } else {
-        (tuned.iter().map(|o| o.speedup.max(1e-9).ln()).sum::<f64>() / tuned.len() as f64).exp()
-    };
+    let tuned: Vec<f64> = programs
+        .iter()
+        .filter(|o| o.status == "tuned")
+        .map(|o| o.speedup)
+        .collect();
     Summary {
         environment,
+        speedup: geomean_or_one(&tuned),
         tuned: tuned.len(),
         failed: programs.len() - tuned.len(),
-        speedup,
         seconds,
         programs,
     }
@@ -491,7 +488,8 @@ pub fn merge(out: &Path, shards: &[PathBuf], env: Environment) -> Result<Summary
         }
         journal.append(o)?;
     }
-    let summary = summarize(env, Journal::read(out)?, t0.elapsed().as_secs_f64());
+    let all = taken.into_values().map(|(o, _)| o).collect();
+    let summary = summarize(env, all, t0.elapsed().as_secs_f64());
     write_summary(out, &summary)?;
     Ok(summary)
 }

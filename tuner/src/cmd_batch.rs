@@ -1,7 +1,6 @@
 //! `tune batch ...`.
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use profiling::measure::Measure;
 use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -9,7 +8,6 @@ use std::sync::Mutex;
 use std::time::Duration;
 use tuner::batch::{self, BatchConfig, Event};
 use tuner::environment::Environment;
-use tuner::pipeline::Pipeline;
 use tuner::Error;
 
 #[derive(clap::Args)]
@@ -59,46 +57,8 @@ pub struct BatchArgs {
     json: bool,
 }
 
-/// The pipeline as `tune apply` and `tune batch` configure it from their options.
-pub struct PipelineOptions<'a> {
-    pub static_only: bool,
-    pub top_k: usize,
-    pub warmup: u32,
-    pub repetitions: u32,
-    pub cache_root: PathBuf,
-    pub db: Option<&'a PathBuf>,
-    pub model: Option<&'a PathBuf>,
-    pub timeout: f64,
-}
-
-impl PipelineOptions<'_> {
-    pub fn pipeline(&self) -> Pipeline {
-        let mut p = if self.static_only {
-            Pipeline::static_only()
-        } else {
-            Pipeline::full()
-        }
-        .top_k(self.top_k)
-        .measured_with(
-            Measure::default()
-                .warmup(self.warmup)
-                .repetitions(self.repetitions.max(3))
-                .counters(&[]),
-        )
-        .cache_dir(self.cache_root.clone());
-        if let Some(db) = self.db {
-            p = p.db(db);
-        }
-        if let Some(m) = self.model {
-            p = p.model(m);
-        }
-        p.timeout = Duration::from_secs_f64(self.timeout);
-        p
-    }
-}
-
 pub fn cmd_batch(a: BatchArgs) -> Result<i32, Error> {
-    let p = PipelineOptions {
+    let p = crate::PipelineOptions {
         static_only: false,
         top_k: a.top_k,
         warmup: a.warmup,
@@ -128,7 +88,8 @@ pub fn cmd_batch(a: BatchArgs) -> Result<i32, Error> {
             resume: a.resume,
         };
         let progress = Progress::new();
-        batch::run(&cfg, &jobs, &|e| progress.event(e))?
+        let events: batch::Events = std::sync::Arc::new(move |e| progress.event(e));
+        batch::run(&cfg, &jobs, &events)?
     };
     if a.json {
         println!(

@@ -81,20 +81,22 @@ impl Environment {
             other.compiler_version.clone(),
         );
         check("flags", self.flags.join(" "), other.flags.join(" "));
-        let omp = |e: &Environment| {
-            e.omp
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        check("OpenMP", omp(self), omp(other));
+        check("OpenMP", self.omp_line(), other.omp_line());
         check(
             "tune version",
             self.tune_version.clone(),
             other.tune_version.clone(),
         );
         out
+    }
+
+    /// The OpenMP variables as `K=V K=V`.
+    fn omp_line(&self) -> String {
+        self.omp
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// One line per field, for the terminal and Markdown.
@@ -108,14 +110,7 @@ impl Environment {
                 self.compiler_version,
                 self.flags.join(" ")
             ),
-            format!(
-                "OpenMP {}",
-                self.omp
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ),
+            format!("OpenMP {}", self.omp_line()),
             format!("tune {}", self.tune_version),
         ]
     }

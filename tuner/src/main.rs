@@ -13,6 +13,7 @@ use profiling::report::{render_tree, TraceReport};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+use tuner::pipeline::Pipeline;
 use tuner::profile::{profile, ProfileConfig};
 use tuner::run::{render, run_program, RunConfig};
 use tuner::search::{search, SearchConfig};
@@ -498,6 +499,44 @@ fn cmd_search(a: SearchArgs, program_args: Vec<String>) -> Result<i32, Error> {
     Ok(0)
 }
 
+/// The pipeline as `tune apply` and `tune batch` configure it from their options.
+pub(crate) struct PipelineOptions<'a> {
+    pub(crate) static_only: bool,
+    pub(crate) top_k: usize,
+    pub(crate) warmup: u32,
+    pub(crate) repetitions: u32,
+    pub(crate) cache_root: PathBuf,
+    pub(crate) db: Option<&'a PathBuf>,
+    pub(crate) model: Option<&'a PathBuf>,
+    pub(crate) timeout: f64,
+}
+
+impl PipelineOptions<'_> {
+    pub(crate) fn pipeline(&self) -> Pipeline {
+        let mut p = if self.static_only {
+            Pipeline::static_only()
+        } else {
+            Pipeline::full()
+        }
+        .top_k(self.top_k)
+        .measured_with(
+            Measure::default()
+                .warmup(self.warmup)
+                .repetitions(self.repetitions.max(3))
+                .counters(&[]),
+        )
+        .cache_dir(self.cache_root.clone());
+        if let Some(db) = self.db {
+            p = p.db(db);
+        }
+        if let Some(m) = self.model {
+            p = p.model(m);
+        }
+        p.timeout = Duration::from_secs_f64(self.timeout);
+        p
+    }
+}
+
 fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
     use tuner::pipeline::ProgramSpec;
     let spec = ProgramSpec {
@@ -505,7 +544,7 @@ fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
         function: a.program.function.clone(),
         program_args,
     };
-    let p = cmd_batch::PipelineOptions {
+    let p = PipelineOptions {
         static_only: a.static_only,
         top_k: a.top_k,
         warmup: a.warmup,

@@ -238,8 +238,6 @@ pub fn timed_source(text: &str) -> Option<String> {
             out.push_str(TIMER_STOP);
             // Keep the program's own line numbers in diagnostics.
             out.push_str(&format!("\n#line {}\n", i + 2));
-        } else if t == "#pragma scop" {
-            continue;
         }
     }
     (regions > 0).then_some(out)
