@@ -161,14 +161,15 @@ fn collect<'a>(l: &'a Loop, depth: usize, out: &mut Vec<(&'a Loop, usize)>) {
 /// with the nest's parameters).
 pub fn trip_count(l: &Loop, value: &dyn Fn(&Expr) -> Option<i64>) -> Option<i64> {
     let (a, b) = (value(&l.init)?, value(&l.bound)?);
+    // Saturating: constants from the user's source may lie anywhere in i64.
     let span = match l.cmp {
-        crate::program::LoopCmp::Lt => b - a,
-        crate::program::LoopCmp::Le => b - a + 1,
-        crate::program::LoopCmp::Gt => a - b,
-        crate::program::LoopCmp::Ge => a - b + 1,
+        crate::program::LoopCmp::Lt => b.saturating_sub(a),
+        crate::program::LoopCmp::Le => b.saturating_sub(a).saturating_add(1),
+        crate::program::LoopCmp::Gt => a.saturating_sub(b),
+        crate::program::LoopCmp::Ge => a.saturating_sub(b).saturating_add(1),
     };
-    let s = l.step.abs().max(1);
-    Some((span.max(0) + s - 1) / s)
+    let s = l.step.saturating_abs().max(1);
+    Some(span.max(0).saturating_add(s - 1) / s)
 }
 
 fn trip(l: &Loop) -> Option<i64> {

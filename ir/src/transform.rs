@@ -301,7 +301,7 @@ fn apply_step(nest: &mut Loop, step: &Step, cx: &mut Ctx) -> Result<Option<Post>
             if !(2..=64).contains(factor) {
                 return Err(cx.na(format!("unroll factor {factor} (2..=64)")));
             }
-            if l.pragmas.iter().any(|p| p.contains("omp")) {
+            if has_pragma(l, "omp") {
                 return Err(cx.na(format!("loop '{}' carries an OpenMP directive", l.var)));
             }
             l.pragmas = vec![format!("#pragma GCC unroll {factor}")];
@@ -798,15 +798,8 @@ fn unroll_jam(l: &mut Loop, factor: u32, cx: &mut Ctx) -> Result<(), Refusal> {
         )));
     }
     let inner = crate::program::loops(&l.body);
-    if let Some(x) = std::iter::once(&*l)
-        .chain(inner.iter().copied())
-        .find(|x| !x.pragmas.is_empty())
-    {
-        return Err(cx.na(format!(
-            "loop '{}' already carries directives; restructure before annotating",
-            x.var
-        )));
-    }
+    let band: Vec<&Loop> = std::iter::once(&*l).chain(inner.iter().copied()).collect();
+    check_pragma_free(&band, cx.k)?;
     if inner.iter().any(|x| x.var == l.var) {
         return Err(cx.na(format!("an inner loop reuses the variable '{}'", l.var)));
     }
@@ -1034,7 +1027,7 @@ fn scalar_replace(nest: &mut Loop, at: usize, cx: &mut Ctx) -> Result<(), Refusa
         ));
     }
     let l = loop_at(nest, at).expect("loop").clone();
-    if l.pragmas.iter().any(|p| p.contains("omp")) {
+    if has_pragma(&l, "omp") {
         return Err(cx.na(format!("loop '{}' carries an OpenMP directive", l.var)));
     }
     let written = crate::deps::written_names(&l.body);
@@ -1192,16 +1185,7 @@ fn distinct(a: &[Expr], b: &[Expr]) -> bool {
 }
 
 fn runs_at_least_once(l: &Loop) -> bool {
-    use crate::frontend::const_value;
-    let (Some(a), Some(b)) = (const_value(&l.init), const_value(&l.bound)) else {
-        return false;
-    };
-    match l.cmp {
-        LoopCmp::Lt => a < b,
-        LoopCmp::Le => a <= b,
-        LoopCmp::Gt => a > b,
-        LoopCmp::Ge => a >= b,
-    }
+    crate::canonical::trip_count(l, &crate::frontend::const_value).is_some_and(|n| n > 0)
 }
 
 fn fission(nest: &mut Loop, at: usize, cx: &mut Ctx) -> Result<(), Refusal> {
@@ -1211,12 +1195,7 @@ fn fission(nest: &mut Loop, at: usize, cx: &mut Ctx) -> Result<(), Refusal> {
         );
     }
     let l = loop_at(nest, at).expect("loop").clone();
-    if !l.pragmas.is_empty() {
-        return Err(cx.na(format!(
-            "loop '{}' already carries directives; restructure before annotating",
-            l.var
-        )));
-    }
+    check_pragma_free(&[&l], cx.k)?;
     let items = &l.body;
     if items.len() < 2 {
         return Err(cx.na(format!(
@@ -1333,12 +1312,7 @@ fn fuse(nest: &mut Loop, at: usize, cx: &mut Ctx) -> Result<Post, Refusal> {
         return Err(cx.na("the node right after the loop is not a loop"));
     };
     let (a, b) = (a.clone(), b.clone());
-    if let Some(x) = [&a, &b].into_iter().find(|x| !x.pragmas.is_empty()) {
-        return Err(cx.na(format!(
-            "loop '{}' already carries directives; restructure before annotating",
-            x.var
-        )));
-    }
+    check_pragma_free(&[&a, &b], cx.k)?;
     if a.init != b.init
         || a.bound != b.bound
         || a.cmp != b.cmp
