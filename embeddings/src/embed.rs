@@ -47,7 +47,7 @@ pub fn targets(e: &Entry) -> Vec<f32> {
         has("tile"),
         has("interchange"),
         has("vectorize"),
-        (has("unroll") + has("unroll_jam") + has("unroll-jam")).min(1.0),
+        (has("unroll") + has("unroll_jam")).min(1.0),
     ]
 }
 

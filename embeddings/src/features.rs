@@ -86,16 +86,18 @@ fn eval(e: &Expr, env: &HashMap<String, i64>) -> Option<i64> {
         Expr::Unary {
             op: ir::program::UnOp::Neg,
             arg,
-        } => eval(arg, env).map(|x| -x),
+        } => eval(arg, env)?.checked_neg(),
         Expr::Cast { arg, .. } => eval(arg, env),
         Expr::Binary { op, lhs, rhs } => {
             let (a, b) = (eval(lhs, env)?, eval(rhs, env)?);
+            // Checked: bounds come from the user's source and data; an overflow is
+            // "not known", never a panic.
             Some(match op {
-                BinOp::Add => a + b,
-                BinOp::Sub => a - b,
-                BinOp::Mul => a * b,
-                BinOp::Div if b != 0 => a / b,
-                BinOp::Mod if b != 0 => a % b,
+                BinOp::Add => a.checked_add(b)?,
+                BinOp::Sub => a.checked_sub(b)?,
+                BinOp::Mul => a.checked_mul(b)?,
+                BinOp::Div => a.checked_div(b)?,
+                BinOp::Mod => a.checked_rem(b)?,
                 BinOp::Lt => (a < b) as i64,
                 BinOp::Le => (a <= b) as i64,
                 BinOp::Gt => (a > b) as i64,
