@@ -246,8 +246,9 @@ impl Pipeline {
         time.profiling_s += t0.elapsed().as_secs_f64();
         let builds = dry.cache.root.join("cutouts");
         let scratch = dry.cache.root.join("scratch");
-        // Database entries embedded by this model (re-embedded when the file was not).
-        let db_emb: Vec<Vec<f32>> = if db.model == model.id() {
+        // Database entries embedded by this model with all features (re-embedded when
+        // the file was embedded otherwise, or when retrieval uses static features only).
+        let db_emb: Vec<Vec<f32>> = if db.model == model.id() && !self.static_only {
             db.entries.iter().map(|e| e.embedding.clone()).collect()
         } else {
             let t0 = Instant::now();
