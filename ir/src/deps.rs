@@ -570,8 +570,8 @@ struct PairProblem {
     nvars: usize,
     base: Vec<Vec<i128>>,
     eqs: Vec<Vec<i128>>,
-    /// Per common level: (source var index, sink var index, step sign).
-    levels: Vec<(usize, usize, bool)>,
+    /// Per common level: (source var index, sink var index, step).
+    levels: Vec<(usize, usize, i64)>,
 }
 
 impl PairProblem {
@@ -658,7 +658,7 @@ impl PairProblem {
             .iter()
             .map(|id| {
                 let v = &loops[id].var;
-                (smap[v], tmap[v], loops[id].step > 0)
+                (smap[v], tmap[v], loops[id].step)
             })
             .collect();
         PairProblem {
@@ -674,7 +674,8 @@ impl PairProblem {
         let mut ineqs = self.base.clone();
         let mut eqs = self.eqs.clone();
         for (k, d) in dirs.iter().enumerate() {
-            let (sv, tv, up) = self.levels[k];
+            let (sv, tv, step) = self.levels[k];
+            let up = step > 0;
             let mut r = vec![0i128; self.nvars + 1];
             match d {
                 Dir::Eq => {
@@ -683,7 +684,17 @@ impl PairProblem {
                     eqs.push(r);
                 }
                 Dir::Lt | Dir::Gt => {
-                    // Lt in execution order: (up) t - s - 1 >= 0, (down) s - t - 1 >= 0.
+                    // Lt in execution order: (up) t - s - gap >= 0, (down) s - t - gap >= 0.
+                    // Two iterations of one loop instance (every outer level Eq: the
+                    // same start) lie a multiple of the step apart, so at least |step|
+                    // (what makes a tile loop or an unroll-and-jammed loop parallel);
+                    // across instances only 1 is certain (the start may move).
+                    let same_instance = dirs[..k].iter().all(|d| *d == Dir::Eq);
+                    let gap = if same_instance {
+                        i128::from(step).abs().max(1)
+                    } else {
+                        1
+                    };
                     let later_is_t = (*d == Dir::Lt) == up;
                     if later_is_t {
                         r[tv] = 1;
@@ -692,7 +703,7 @@ impl PairProblem {
                         r[sv] = 1;
                         r[tv] = -1;
                     }
-                    r[self.nvars] = -1;
+                    r[self.nvars] = -gap;
                     ineqs.push(r);
                 }
             }

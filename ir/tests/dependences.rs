@@ -91,3 +91,29 @@ fn non_affine_subscripts_are_conservative() {
     let (p, _) = load("for (i = 0; i < n; i++) x[i * i % 100] = x[i] + 1.0;");
     assert_eq!(verdicts(&p), ["sequential"]);
 }
+
+#[test]
+fn strided_loops_are_parallel_when_their_steps_separate_the_accesses() {
+    // A tile loop: iterations of `t` are 64 apart and each owns [t, t + 64).
+    let (p, _) = load(
+        "for (t = 0; t < n; t += 64) for (i = t; i < (t + 64 < n ? t + 64 : n); i++) x[i] = x[i] * s;",
+    );
+    assert_eq!(verdicts(&p), ["parallel", "parallel"]);
+    // Unroll-and-jam by 2 with its remainder: rows i and i + 1 belong to iteration i.
+    let (p, _) = load(
+        "for (i = 0; i < n; i += 2) { if (i + 1 < n) { for (j = 0; j < n; j++) { A[i][j] = B[i][j]; A[i + 1][j] = B[i + 1][j]; } } else { for (k = i; k < n; k++) for (j = 0; j < n; j++) A[k][j] = B[k][j]; } }",
+    );
+    assert_eq!(verdicts(&p)[0], "parallel");
+    // Even iterations write the odd element after them: never one another's.
+    let (p, _) = load("for (i = 0; i < 98; i += 2) x[i + 1] = x[i] + 1.0;");
+    assert_eq!(verdicts(&p), ["parallel"]);
+    // ... but the element two ahead is the next iteration's.
+    let (p, a) = load("for (i = 0; i < 96; i += 2) x[i + 2] = x[i] + 1.0;");
+    assert_eq!(verdicts(&p), ["sequential"]);
+    let flow = a.deps.iter().find(|d| d.kind == DepKind::Flow).unwrap();
+    assert_eq!(flow.directions, [Dir::Lt]);
+    // A step that overlaps its blocks stays sequential.
+    let (p, _) =
+        load("for (t = 0; t < 90; t += 4) for (i = t; i < t + 8; i++) x[i] = x[i] * x[i];");
+    assert_eq!(verdicts(&p), ["sequential", "parallel"]);
+}
