@@ -362,10 +362,19 @@ fn fit_step(rs: &RoleStep, r: &[Role], current: &Loop) -> Result<Step, String> {
                     _ => *s,
                 })
                 .collect();
+            // Inner tiles must divide the (fitted) outer ones: each keeps the largest
+            // divisor of its outer size not above the recipe's; without one (a prime
+            // trip count) the second level is left out.
+            let inner: Vec<i64> = inner
+                .iter()
+                .zip(&fitted)
+                .map(|(&i, &f)| (2..=i.min(f)).rev().find(|d| f % d == 0))
+                .collect::<Option<Vec<i64>>>()
+                .unwrap_or_default();
             Ok(Step::Tile {
                 at,
                 sizes: fitted,
-                inner: inner.clone(),
+                inner,
             })
         }
         other => Ok(other.moved_to(at)),

@@ -187,6 +187,39 @@ fn tile_sizes_are_fitted_to_trip_counts_and_misfits_are_dropped() {
     );
     assert_eq!(fitted.recipe.steps[1], Step::Unroll { at: 5, factor: 4 });
 
+    // Tiles of tiles: a shrunk outer size keeps an inner size that divides it (50 has
+    // 25, 40 keeps 32's largest divisor 20, 60 keeps 30), and the recipe still applies.
+    let two_level = Recipe {
+        steps: vec![Step::Tile {
+            at: 0,
+            sizes: vec![64, 64, 128],
+            inner: vec![32, 32, 32],
+        }],
+    };
+    let d2 = describe(&src, n.region, n.root, &two_level).unwrap();
+    let fitted = refit(&d2, &dst, m.region, m.root);
+    assert!(fitted.dropped.is_empty(), "{:?}", fitted.dropped);
+    assert_eq!(
+        fitted.recipe.steps,
+        vec![Step::Tile {
+            at: 0,
+            sizes: vec![50, 40, 60],
+            inner: vec![25, 20, 30],
+        }]
+    );
+    // A prime trip count has no divisor to offer: one level of tiles.
+    let prime = load_text("prime", &JIK.replace("40", "37"));
+    let q = &nests(&prime)[0];
+    let fitted = refit(&d2, &prime, q.region, q.root);
+    assert_eq!(
+        fitted.recipe.steps,
+        vec![Step::Tile {
+            at: 0,
+            sizes: vec![50, 37, 60],
+            inner: vec![],
+        }]
+    );
+
     // A one-loop nest has no band of three: the tiling is dropped with its reason, the
     // rest still lands.
     let one = load_text(
