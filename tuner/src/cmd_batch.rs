@@ -50,6 +50,10 @@ pub struct BatchArgs {
     /// Seconds before a run is killed.
     #[arg(long, default_value_t = 600.0)]
     timeout: f64,
+    /// Timed runs of each whole program, original and tuned, in the final check of
+    /// `tune apply` (0 skips it).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    check_runs: usize,
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
     /// Print the summary as JSON.
@@ -70,6 +74,7 @@ pub fn cmd_batch(a: BatchArgs) -> Result<i32, Error> {
         db: a.db.as_ref(),
         model: a.model.as_ref(),
         timeout: a.timeout,
+        check_runs: a.check_runs,
     }
     .pipeline();
     let summary = if a.merge {

@@ -189,6 +189,10 @@ struct ApplyArgs {
     /// Seconds before a variant's run (warmup and all repetitions) is killed.
     #[arg(long, value_name = "SECS", default_value_t = 600.0)]
     timeout: f64,
+    /// Timed runs of the whole program, original and tuned in rotation, in the final
+    /// check (a tuned program slower beyond the noise is given up); 0 skips it.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    check_runs: usize,
 }
 
 #[derive(clap::Args)]
@@ -509,6 +513,7 @@ pub(crate) struct PipelineOptions<'a> {
     pub(crate) db: Option<&'a PathBuf>,
     pub(crate) model: Option<&'a PathBuf>,
     pub(crate) timeout: f64,
+    pub(crate) check_runs: usize,
 }
 
 impl PipelineOptions<'_> {
@@ -533,7 +538,7 @@ impl PipelineOptions<'_> {
             p = p.model(m);
         }
         p.timeout = Duration::from_secs_f64(self.timeout);
-        p
+        p.check_runs(self.check_runs)
     }
 }
 
@@ -553,6 +558,7 @@ fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
         db: a.db.as_ref(),
         model: a.model.as_ref(),
         timeout: a.timeout,
+        check_runs: a.check_runs,
     }
     .pipeline();
     let report = p.apply(&spec)?;

@@ -90,6 +90,9 @@ pub struct Pipeline {
     pub toolchain: Toolchain,
     /// Told what the pipeline is doing (for progress bars); silent by default.
     pub progress: Progress,
+    /// Timed runs of each whole program (original and tuned, in rotation) in the
+    /// final check; 0 skips the check.
+    pub check_runs: usize,
 }
 
 /// A callback told each step of [`Pipeline::apply`] as a short line ("S1: candidate 2/3").
@@ -133,6 +136,7 @@ impl Pipeline {
             cache_root: profiling::cache::default_root(),
             toolchain: Toolchain::default(),
             progress: Progress::default(),
+            check_runs: 5,
         }
     }
 
@@ -169,6 +173,12 @@ impl Pipeline {
 
     pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Pipeline {
         self.cache_root = dir.into();
+        self
+    }
+
+    /// Runs of each whole program in the final check (0: no check).
+    pub fn check_runs(mut self, runs: usize) -> Pipeline {
+        self.check_runs = runs;
         self
     }
 
@@ -471,8 +481,37 @@ impl Pipeline {
             .map_err(|e| Error::Failed(format!("re-applying the chosen recipes: {e}")))?;
         let text = std::fs::read_to_string(&program.file)
             .map_err(|e| Error::Input(format!("{}: {e}", program.file)))?;
-        let source = ir::emit::tuned_source(&text, &tuned_program)
+        let mut source = ir::emit::tuned_source(&text, &tuned_program)
             .map_err(|e| Error::Failed(e.to_string()))?;
+        let mut openmp = openmp;
+        // The whole program, original against tuned: a nest that won on its cutout can
+        // still lose in the program (other data placement, other neighbours in the
+        // cache); a tuned program that is slower beyond the noise is given up.
+        let any_chosen = nests.iter().any(|n| !n.chosen.steps.is_empty());
+        let check = if any_chosen && self.check_runs > 0 && p.program_args.is_empty() {
+            self.progress.say("whole-program check");
+            let t0 = Instant::now();
+            let c = self.program_check(p, &source, &dry.cache.root.join("check"))?;
+            time.measuring_s += t0.elapsed().as_secs_f64();
+            if c.reverted {
+                source = text.clone();
+                openmp = false;
+                for n in nests.iter_mut() {
+                    n.chosen = Recipe::default();
+                    n.tuned = None;
+                    n.speedup = 1.0;
+                    n.efficiency_after = n.efficiency_before;
+                    for c in n.candidates.iter_mut().filter(|c| c.kept) {
+                        c.kept = false;
+                        c.why
+                            .push_str("; given up: the whole tuned program was slower");
+                    }
+                }
+            }
+            Some(c)
+        } else {
+            None
+        };
         time.total_s = t_all.elapsed().as_secs_f64();
         Ok(ApplyReport {
             program: program.name.clone(),
@@ -482,10 +521,97 @@ impl Pipeline {
             nests,
             source,
             openmp,
+            check,
             time,
             machine: machine.map(|m| m.cpu_model),
         })
     }
+
+    /// Times the original and the tuned program (`source`) in rotation, each region
+    /// under a timer, and decides whether the tuned one is slower beyond the noise
+    /// (Mann-Whitney p < 0.05 and a slower median).
+    fn program_check(&self, p: &ProgramSpec, source: &str, work: &Path) -> Result<ProgramCheck> {
+        let main = Path::new(&p.args.main);
+        let tuned_file = work.join(
+            main.file_name()
+                .map(|f| f.to_string_lossy().replace(".c", ".tuned.c"))
+                .unwrap_or_else(|| "tuned.c".into()),
+        );
+        crate::run::write_file(&tuned_file, source)?;
+        let rest: Vec<String> = p
+            .args
+            .extra_sources
+            .iter()
+            .chain(&p.args.cflags)
+            .chain(&p.args.link)
+            .cloned()
+            .collect();
+        let mut tuned_args = vec![tuned_file.display().to_string()];
+        // The original's folder resolves the tuned copy's quoted includes.
+        if let Some(d) = std::path::absolute(main)
+            .ok()
+            .and_then(|m| m.parent().map(Path::to_path_buf))
+        {
+            tuned_args.push(format!("-I{}", d.display()));
+        }
+        tuned_args.extend(rest.iter().cloned());
+        let benches = [
+            crate::bench::Benchmark {
+                name: "original".into(),
+                program: p.args.main.clone(),
+                variant: "original".into(),
+                args: std::iter::once(p.args.main.clone()).chain(rest).collect(),
+                openmp: false,
+            },
+            crate::bench::Benchmark {
+                name: "tuned".into(),
+                program: p.args.main.clone(),
+                variant: "tuned".into(),
+                args: tuned_args,
+                openmp: true,
+            },
+        ];
+        let cfg = crate::bench::BenchConfig {
+            toolchain: self.toolchain.clone(),
+            warmup: 1,
+            runs: self.check_runs.max(2),
+            timeout: self.timeout,
+            work: work.to_path_buf(),
+        };
+        let r = crate::bench::run_suite(&cfg, &p.args.main, &benches, &|_, _| {})?;
+        let (o, t) = (&r.benchmarks[0], &r.benchmarks[1]);
+        let (_, p_value) = crate::bench::stats::mann_whitney_u(&o.samples, &t.samples);
+        let reverted = t.median > o.median && p_value < 0.05;
+        Ok(ProgramCheck {
+            unit: o.unit.clone(),
+            original_ms: o.median * 1e3,
+            tuned_ms: t.median * 1e3,
+            speedup: o.median / t.median.max(1e-12),
+            p_value,
+            runs: r.runs,
+            same_output: o.output_hash == t.output_hash,
+            reverted,
+        })
+    }
+}
+
+/// The final check: the whole program, original against tuned.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProgramCheck {
+    /// `region` (the sum of the timed scop regions) or `wall` (the whole run).
+    pub unit: String,
+    /// Medians over the runs.
+    pub original_ms: f64,
+    pub tuned_ms: f64,
+    pub speedup: f64,
+    /// Two-sided Mann-Whitney U p-value of the two samples.
+    pub p_value: f64,
+    pub runs: usize,
+    /// Both printed the same bytes (rounding may differ where the compiler fuses
+    /// multiply-adds differently).
+    pub same_output: bool,
+    /// The tuned program was slower beyond the noise: the original is kept.
+    pub reverted: bool,
 }
 
 fn checked_dry_run(cfg: &RunConfig) -> Result<crate::run::DryRun> {
@@ -573,6 +699,9 @@ pub struct ApplyReport {
     pub source: String,
     /// The tuned program needs `-fopenmp`.
     pub openmp: bool,
+    /// The whole-program check (absent when nothing was tuned or the check is off).
+    #[serde(default)]
+    pub check: Option<ProgramCheck>,
     pub time: TimeSplit,
     pub machine: Option<String>,
 }
@@ -626,6 +755,9 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
                     c.from.nest,
                     c.from.distance
                 ),
+                None if r.check.as_ref().is_some_and(|c| c.reverted) => {
+                    "untransformed (the whole tuned program was slower)".into()
+                }
                 None => "untransformed (no candidate beat it beyond the noise)".into(),
             }
         );
@@ -646,6 +778,23 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
                 }
             }
         }
+    }
+    if let Some(c) = &r.check {
+        let _ = writeln!(
+            out,
+            "whole program ({} time, median of {}): original {:.3} ms, tuned {:.3} ms, {:.2}x (p = {:.3}){}",
+            c.unit,
+            c.runs,
+            c.original_ms,
+            c.tuned_ms,
+            c.speedup,
+            c.p_value,
+            if c.reverted {
+                "; slower beyond the noise: the original is kept"
+            } else {
+                ""
+            }
+        );
     }
     let t = &r.time;
     let _ = writeln!(
