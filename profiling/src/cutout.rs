@@ -18,6 +18,7 @@ use crate::run::{run, Exit, RunOptions};
 use crate::{io_err, Error, Result};
 use ir::codegen::{nest_function, CodegenOptions, Nest};
 use ir::interp::Env;
+use ir::program::DType;
 use ir::Program;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -255,7 +256,8 @@ impl Cutout {
                 if x.written {
                     format!("&{}", x.name)
                 } else {
-                    x.name.clone()
+                    self.constant_integer(&x.name)
+                        .unwrap_or_else(|| x.name.clone())
                 }
             })
             .chain(self.nest.arrays.iter().cloned())
@@ -283,6 +285,53 @@ impl Cutout {
         }
         tail.push_str("  tune_co_finish();\n  return 0;\n}\n");
         (s, reset, call, tail)
+    }
+
+    /// The value of an integer scalar input that is the same in every saved version,
+    /// as a C literal. The call passes it as a constant, so the compiler knows the
+    /// nest's sizes as it does in a program whose sizes are macros (PolyBench's
+    /// `int n = N;` handed to a static kernel), and the cutout is built as the program
+    /// is; the values are the saved ones, so nothing changes what the nest computes.
+    fn constant_integer(&self, name: &str) -> Option<String> {
+        let prefix = format!("{}_", self.nest.name);
+        let mut value: Option<i128> = None;
+        for e in std::fs::read_dir(self.data_dir.join(name)).ok()? {
+            let path = e.ok()?.path();
+            let file = path.file_name()?.to_str()?;
+            let Some(version) = file
+                .strip_prefix(&prefix)
+                .and_then(|f| f.strip_suffix(".npy"))
+            else {
+                continue;
+            };
+            if version.contains('.') {
+                continue; // a saved output
+            }
+            let raw = read_raw(&path).ok()?;
+            let d = &raw.data;
+            let v: i128 = match raw.descr.as_str() {
+                "<i4" => i32::from_le_bytes(d.get(..4)?.try_into().ok()?).into(),
+                "<u4" => u32::from_le_bytes(d.get(..4)?.try_into().ok()?).into(),
+                "<i8" => i64::from_le_bytes(d.get(..8)?.try_into().ok()?).into(),
+                "<u8" => u64::from_le_bytes(d.get(..8)?.try_into().ok()?).into(),
+                "<i2" => i16::from_le_bytes(d.get(..2)?.try_into().ok()?).into(),
+                "<u2" => u16::from_le_bytes(d.get(..2)?.try_into().ok()?).into(),
+                _ => return None,
+            };
+            if value.is_some_and(|x| x != v) {
+                return None;
+            }
+            value = Some(v);
+        }
+        let v = value?;
+        let suffix = match self.nest.scalars.iter().find(|x| x.name == name)?.dtype {
+            DType::I64 => "LL",
+            DType::U64 => "ULL",
+            DType::U32 => "U",
+            DType::I32 | DType::I16 | DType::U16 => "",
+            _ => return None,
+        };
+        Some(format!("{v}{suffix}"))
     }
 
     /// The complete cutout program for `v`.
