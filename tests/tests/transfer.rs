@@ -117,7 +117,9 @@ fn build_train_embed_apply() {
     }
     // With a recipe kept, the whole program was timed against the original (5 runs
     // each, in rotation); a slower tuned program would have been given up.
-    let kept = n["chosen"]["steps"].as_array().is_some_and(|s| !s.is_empty());
+    let kept = n["chosen"]["steps"]
+        .as_array()
+        .is_some_and(|s| !s.is_empty());
     if let Some(c) = r["check"].as_object() {
         assert_eq!(c["runs"].as_u64(), Some(5), "{c:?}");
         assert!(c["original_ms"].as_f64().unwrap() > 0.0, "{c:?}");
