@@ -21,7 +21,7 @@ use ir::interp::Env;
 use ir::program::DType;
 use ir::Program;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -152,6 +152,12 @@ pub struct Cutout {
     pub data_dir: PathBuf,
     /// The user's compile flags (`-ffp-contract=off`, `-O2`, ...).
     pub cflags: Vec<String>,
+    /// Read-only integer inputs with the same value in every saved version, as C
+    /// literals: the call passes them as constants, so the compiler knows the nest's
+    /// sizes as it does in a program whose sizes are macros (PolyBench's `int n = N;`
+    /// handed to a static kernel). The values are the saved ones, so nothing changes
+    /// what the nest computes.
+    constants: HashMap<String, String>,
 }
 
 static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -162,11 +168,13 @@ fn c_string(s: &str) -> String {
 
 impl Cutout {
     pub fn new(program: Program, nest: Nest, data_dir: PathBuf, cflags: Vec<String>) -> Cutout {
+        let constants = shared_integer_inputs(&data_dir, &nest);
         Cutout {
             program,
             nest,
             data_dir,
             cflags,
+            constants,
         }
     }
 
@@ -256,7 +264,9 @@ impl Cutout {
                 if x.written {
                     format!("&{}", x.name)
                 } else {
-                    self.constant_integer(&x.name)
+                    self.constants
+                        .get(&x.name)
+                        .cloned()
                         .unwrap_or_else(|| x.name.clone())
                 }
             })
@@ -285,53 +295,6 @@ impl Cutout {
         }
         tail.push_str("  tune_co_finish();\n  return 0;\n}\n");
         (s, reset, call, tail)
-    }
-
-    /// The value of an integer scalar input that is the same in every saved version,
-    /// as a C literal. The call passes it as a constant, so the compiler knows the
-    /// nest's sizes as it does in a program whose sizes are macros (PolyBench's
-    /// `int n = N;` handed to a static kernel), and the cutout is built as the program
-    /// is; the values are the saved ones, so nothing changes what the nest computes.
-    fn constant_integer(&self, name: &str) -> Option<String> {
-        let prefix = format!("{}_", self.nest.name);
-        let mut value: Option<i128> = None;
-        for e in std::fs::read_dir(self.data_dir.join(name)).ok()? {
-            let path = e.ok()?.path();
-            let file = path.file_name()?.to_str()?;
-            let Some(version) = file
-                .strip_prefix(&prefix)
-                .and_then(|f| f.strip_suffix(".npy"))
-            else {
-                continue;
-            };
-            if version.contains('.') {
-                continue; // a saved output
-            }
-            let raw = read_raw(&path).ok()?;
-            let d = &raw.data;
-            let v: i128 = match raw.descr.as_str() {
-                "<i4" => i32::from_le_bytes(d.get(..4)?.try_into().ok()?).into(),
-                "<u4" => u32::from_le_bytes(d.get(..4)?.try_into().ok()?).into(),
-                "<i8" => i64::from_le_bytes(d.get(..8)?.try_into().ok()?).into(),
-                "<u8" => u64::from_le_bytes(d.get(..8)?.try_into().ok()?).into(),
-                "<i2" => i16::from_le_bytes(d.get(..2)?.try_into().ok()?).into(),
-                "<u2" => u16::from_le_bytes(d.get(..2)?.try_into().ok()?).into(),
-                _ => return None,
-            };
-            if value.is_some_and(|x| x != v) {
-                return None;
-            }
-            value = Some(v);
-        }
-        let v = value?;
-        let suffix = match self.nest.scalars.iter().find(|x| x.name == name)?.dtype {
-            DType::I64 => "LL",
-            DType::U64 => "ULL",
-            DType::U32 => "U",
-            DType::I32 | DType::I16 | DType::U16 => "",
-            _ => return None,
-        };
-        Some(format!("{v}{suffix}"))
     }
 
     /// The complete cutout program for `v`.
@@ -552,6 +515,30 @@ pub fn env_of(data: &Path, nest: &Nest, version: u64) -> Env {
         }
     }
     env
+}
+
+/// Read-only signed integer inputs of `nest` whose value is the same in every saved
+/// version, as C literals.
+fn shared_integer_inputs(data: &Path, nest: &Nest) -> HashMap<String, String> {
+    let envs: Vec<Env> = saved_versions(data, nest)
+        .into_iter()
+        .map(|v| env_of(data, nest, v))
+        .collect();
+    let mut out = HashMap::new();
+    for s in nest.scalars.iter().filter(|s| !s.written) {
+        let suffix = match s.dtype {
+            DType::I64 => "LL",
+            DType::I32 | DType::I16 => "",
+            _ => continue,
+        };
+        let mut values = envs.iter().map(|e| e.ints.get(&s.name));
+        if let Some(Some(first)) = values.next() {
+            if values.all(|v| v == Some(first)) {
+                out.insert(s.name.clone(), format!("{first}{suffix}"));
+            }
+        }
+    }
+    out
 }
 
 /// Versions of `nest` whose inputs were saved.

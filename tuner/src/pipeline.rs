@@ -538,38 +538,15 @@ impl Pipeline {
                 .unwrap_or_else(|| "tuned.c".into()),
         );
         crate::run::write_file(&tuned_file, source)?;
-        let rest: Vec<String> = p
-            .args
-            .extra_sources
-            .iter()
+        let original: Vec<String> = std::iter::once(&p.args.main)
+            .chain(&p.args.extra_sources)
             .chain(&p.args.cflags)
             .chain(&p.args.link)
             .cloned()
             .collect();
-        let mut tuned_args = vec![tuned_file.display().to_string()];
-        // The original's folder resolves the tuned copy's quoted includes.
-        if let Some(d) = std::path::absolute(main)
-            .ok()
-            .and_then(|m| m.parent().map(Path::to_path_buf))
-        {
-            tuned_args.push(format!("-I{}", d.display()));
-        }
-        tuned_args.extend(rest.iter().cloned());
         let benches = [
-            crate::bench::Benchmark {
-                name: "original".into(),
-                program: p.args.main.clone(),
-                variant: "original".into(),
-                args: std::iter::once(p.args.main.clone()).chain(rest).collect(),
-                openmp: false,
-            },
-            crate::bench::Benchmark {
-                name: "tuned".into(),
-                program: p.args.main.clone(),
-                variant: "tuned".into(),
-                args: tuned_args,
-                openmp: true,
-            },
+            crate::bench::Benchmark::original(&p.args.main, original.clone()),
+            crate::bench::Benchmark::tuned(&p.args.main, &tuned_file, &original),
         ];
         let cfg = crate::bench::BenchConfig {
             toolchain: self.toolchain.clone(),

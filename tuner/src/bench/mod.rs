@@ -40,34 +40,52 @@ pub struct Benchmark {
 pub fn benchmarks(jobs: &[crate::batch::Job], tuned: Option<&Path>) -> Vec<Benchmark> {
     let mut out = Vec::new();
     for j in jobs {
-        out.push(Benchmark {
-            name: j.name.clone(),
-            program: j.name.clone(),
-            variant: "original".into(),
-            args: j.args.clone(),
-            openmp: false,
-        });
+        out.push(Benchmark::original(&j.name, j.args.clone()));
         let Some(dir) = tuned else { continue };
         let file = dir
             .join("programs")
             .join(&j.name)
             .join(format!("{}.tuned.c", j.name));
         if file.is_file() {
-            let mut args = vec![file.display().to_string()];
-            if let Some(d) = Path::new(&j.args[0]).parent() {
-                args.push(format!("-I{}", d.display()));
-            }
-            args.extend(j.args[1..].iter().cloned());
-            out.push(Benchmark {
-                name: format!("{}:tuned", j.name),
-                program: j.name.clone(),
-                variant: "tuned".into(),
-                args,
-                openmp: true,
-            });
+            out.push(Benchmark::tuned(&j.name, &file, &j.args));
         }
     }
     out
+}
+
+impl Benchmark {
+    /// The program as the user builds it (`args`: cc-style, its source first).
+    pub fn original(program: &str, args: Vec<String>) -> Benchmark {
+        Benchmark {
+            name: program.to_string(),
+            program: program.to_string(),
+            variant: "original".into(),
+            args,
+            openmp: false,
+        }
+    }
+
+    /// A tuned copy `file` of the program built with `original_args`: the same flags,
+    /// with the original's folder on the include path so that its quoted includes
+    /// resolve as the original's do; built with OpenMP.
+    pub fn tuned(program: &str, file: &Path, original_args: &[String]) -> Benchmark {
+        let mut args = vec![file.display().to_string()];
+        if let Some(d) = original_args
+            .first()
+            .and_then(|m| std::path::absolute(m).ok())
+            .and_then(|m| m.parent().map(Path::to_path_buf))
+        {
+            args.push(format!("-I{}", d.display()));
+        }
+        args.extend(original_args.iter().skip(1).cloned());
+        Benchmark {
+            name: format!("{program}:tuned"),
+            program: program.to_string(),
+            variant: "tuned".into(),
+            args,
+            openmp: true,
+        }
+    }
 }
 
 /// How to run a suite.
