@@ -57,8 +57,8 @@ case "${1:-run}" in
   run)
     say "building tune (release)"
     cargo build --release -p tuner --bin tune
-    say "tune apply datasets/programs/gemm.c -DMEDIUM_DATASET -lm -o target/gemm.tuned.c --explain"
-    ./target/release/tune apply datasets/programs/gemm.c -DMEDIUM_DATASET -lm \
+    say "tune apply datasets/programs/gemm.c -DLARGE_DATASET -lm -o target/gemm.tuned.c --explain"
+    ./target/release/tune apply datasets/programs/gemm.c -DLARGE_DATASET -lm \
       -o target/gemm.tuned.c --report target/gemm.report.json --explain
     ;;
   test)

@@ -108,6 +108,8 @@ pub struct CounterReading {
 #[derive(Debug, Clone, Deserialize)]
 struct CutoutReport {
     warmup: u32,
+    #[serde(default)]
+    first_s: f64,
     samples_s: Vec<f64>,
     counters: Vec<CounterReading>,
 }
@@ -141,6 +143,10 @@ pub struct CutoutRun {
     pub counters: Vec<CounterReading>,
     /// Wall time of the child process (loading, warmup, runs, writing outputs).
     pub wall_s: f64,
+    /// The process's first run of the nest, warmup or not: the cold run, which pays
+    /// for starting an OpenMP team, waking idle cores, first touches and cold caches.
+    #[serde(default)]
+    pub first_s: f64,
 }
 
 /// A nest with its saved data.
@@ -391,6 +397,7 @@ impl Cutout {
             stats: Stats::default(),
             counters: Vec::new(),
             wall_s: outcome.wall_seconds,
+            first_s: 0.0,
         };
         result.verdict = match outcome.exit {
             Exit::TimedOut => Verdict::TimedOut {
@@ -407,6 +414,7 @@ impl Cutout {
             let report: CutoutReport = serde_json::from_str(&text)
                 .map_err(|e| Error::Run(format!("{}: {e}", report_path.display())))?;
             result.warmup = report.warmup;
+            result.first_s = report.first_s;
             result.stats = Stats::from_samples(&report.samples_s);
             result.samples = report.samples_s;
             result.counters = report.counters;
@@ -488,6 +496,7 @@ impl Cutout {
                     stats: Stats::default(),
                     counters: Vec::new(),
                     wall_s: 0.0,
+                    first_s: 0.0,
                 },
                 None,
             )),

@@ -57,7 +57,15 @@ fn the_original_verifies_and_planted_failures_are_reported() {
     assert_eq!(run.samples.len(), 3);
     assert_eq!(run.warmup, 1);
     assert!(run.stats.min > 0.0 && run.stats.min <= run.stats.median);
+    // The cold run is the process's first (here the warmup run, not a sample).
+    assert!(run.first_s > 0.0);
     assert!(!record.unwrap().cache_hit);
+    // With no warmup, the cold run is the first sample.
+    let once = Measure::default().warmup(0).repetitions(2).counters(&[]);
+    let (cold, _) = c
+        .measure(&tc, &original, 0, &once, t, &builds, &scratch)
+        .unwrap();
+    assert_eq!(cold.first_s, cold.samples[0]);
     // The same variant again comes from the build cache.
     let (_, record) = c
         .measure(&tc, &original, 0, &m, t, &builds, &scratch)
