@@ -91,6 +91,18 @@ impl Database {
         vectors: &[Vec<f32>],
         keep: &(dyn Fn(&Entry) -> bool + Sync),
     ) -> Vec<Neighbour> {
+        let mut all = self.ranked(query, vectors, keep);
+        all.truncate(k);
+        all
+    }
+
+    /// Every entry `keep` accepts, nearest to `query` first (ties by index).
+    pub fn ranked(
+        &self,
+        query: &[f32],
+        vectors: &[Vec<f32>],
+        keep: &(dyn Fn(&Entry) -> bool + Sync),
+    ) -> Vec<Neighbour> {
         let mut all: Vec<(f32, usize)> = self
             .entries
             .par_iter()
@@ -100,7 +112,6 @@ impl Database {
             .map(|(i, (_, v))| (distance(query, v), i))
             .collect();
         all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        all.truncate(k);
         all.into_iter()
             .map(|(d, i)| Neighbour {
                 index: i,

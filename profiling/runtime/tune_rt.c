@@ -254,6 +254,8 @@ fail:
  * A generated cutout program calls, in order:
  *   tune_co_init(argc, argv)            options as key=value arguments (see below)
  *   tune_co_load(name, descr, size, &p) every input: arrays and scalars of the nest
+ *   a = aligned_alloc(64, tune_co_bytes(name)); tune_co_place(name, a)
+ *                                       every array: its own block from the allocator
  *   while (tune_co_next()) { ...reset written scalars...; tune_co_start(); NEST(...); tune_co_stop(); }
  *   tune_co_output(name, descr, size, p, ndim) for every output
  *   tune_co_finish()                    writes the JSON report
@@ -473,6 +475,36 @@ void tune_co_load(const char *name, const char *descr, unsigned long elem_size, 
     tune_co_die("out of memory for", name);
   memcpy(b->work, b->pristine, b->bytes);
   *out = b->work;
+}
+
+static struct tune_co_buf *tune_co_buf_named(const char *name)
+{
+  for (int i = 0; i < tune_co.nbufs; i++)
+    if (strcmp(tune_co.bufs[i].name, name) == 0)
+      return &tune_co.bufs[i];
+  tune_co_die("no such input", name);
+  return 0;
+}
+
+/* Bytes to allocate for a loaded input: its size rounded up to a multiple of 64 (as
+ * aligned_alloc wants), at least 64. */
+unsigned long tune_co_bytes(const char *name)
+{
+  size_t n = tune_co_buf_named(name)->bytes;
+  return n ? (n + 63) / 64 * 64 : 64;
+}
+
+/* The cutout's own block for a loaded input (from the allocator in the generated main,
+ * so that the compiler knows the arrays apart): the data moves there and every later
+ * restore writes there. */
+void tune_co_place(const char *name, void *block)
+{
+  struct tune_co_buf *b = tune_co_buf_named(name);
+  if (!block)
+    tune_co_die("out of memory for", name);
+  memcpy(block, b->work, b->bytes);
+  free(b->work);
+  b->work = block;
 }
 
 static double tune_co_median_ci(double *rel_half_width)

@@ -14,7 +14,7 @@ use embeddings::db::{Database, Entry};
 use embeddings::embed::Embedder;
 use embeddings::features::{add_performance, static_features, Measured, Normalizer};
 use embeddings::FEATURE_VERSION;
-use ir::canonical::{describe, refit, RoleRecipe};
+use ir::canonical::describe;
 use ir::codegen::Nest;
 use ir::program::Loop;
 use ir::transform::{apply, Recipe};
@@ -362,43 +362,39 @@ pub fn evaluate(cfg: &EvalConfig, progress: &mut dyn FnMut(&str)) -> Result<Eval
             let others: Vec<usize> = (0..db.entries.len())
                 .filter(|&i| usable(&db.entries[i]))
                 .collect();
-            let nearest = |vecs: &[Vec<f32>]| -> Vec<usize> {
-                db.top_k(&vecs[me], cfg.k, vecs, &usable)
+            // Each method's order over the other programs' entries; every method gets
+            // the first K distinct re-fitted recipes along its own order.
+            let ranked = |vecs: &[Vec<f32>]| -> Vec<(usize, f32)> {
+                db.ranked(&vecs[me], vecs, &usable)
                     .into_iter()
-                    .map(|n| n.index)
+                    .map(|n| (n.index, n.distance))
                     .collect()
             };
             let mut random = others.clone();
             for i in (1..random.len()).rev() {
                 random.swap(i, rng.below(i + 1));
             }
-            random.truncate(cfg.k);
-            let picks = [nearest(&emb), nearest(&raw), random];
+            let random: Vec<(usize, f32)> = random
+                .into_iter()
+                .map(|i| (i, embeddings::db::distance(&emb[me], &emb[i])))
+                .collect();
+            let orders = [ranked(&emb), ranked(&raw), random];
             let mut cache: BTreeMap<String, f64> = BTreeMap::new();
             let mut methods = BTreeMap::new();
-            for (name, pick) in METHODS.iter().zip(picks) {
+            for (name, order) in METHODS.iter().zip(orders) {
+                let walk =
+                    crate::retrieve::walk(&db, order, cfg.k, program, nest.region, nest.root);
                 let mut speedups = Vec::new();
                 let mut neighbours = Vec::new();
-                for i in pick {
-                    let n = &db.entries[i];
-                    let dist = if *name == "raw features" {
-                        embeddings::db::distance(&raw[me], &raw[i])
-                    } else {
-                        embeddings::db::distance(&emb[me], &emb[i])
-                    };
-                    neighbours.push((n.program.clone(), n.nest.clone(), dist));
-                    let Some(best) = n.best() else { continue };
-                    let Ok(rr) = serde_json::from_str::<RoleRecipe>(best) else {
-                        speedups.push(0.0);
-                        continue;
-                    };
-                    let fitted = refit(&rr, program, nest.region, nest.root).recipe;
-                    let key = serde_json::to_string(&fitted).expect("recipes serialize");
+                for v in walk.iter().filter(|v| v.is_pick()) {
+                    let n = &db.entries[v.index];
+                    neighbours.push((n.program.clone(), n.nest.clone(), v.distance));
+                    let key = serde_json::to_string(&v.recipe).expect("recipes serialize");
                     let s = match cache.get(&key) {
                         Some(s) => *s,
                         None => {
                             let s = measure_recipe(
-                                &cutout, program, nest, &fitted, baseline, cfg, &builds, &scratch,
+                                &cutout, program, nest, &v.recipe, baseline, cfg, &builds, &scratch,
                             )?;
                             measured += 1;
                             cache.insert(key, s);

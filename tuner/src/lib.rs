@@ -11,6 +11,7 @@ pub mod environment;
 pub mod pipeline;
 pub mod profile;
 pub mod records;
+pub mod retrieve;
 pub mod run;
 pub mod search;
 pub mod space;

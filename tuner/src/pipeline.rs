@@ -27,11 +27,11 @@
 //! program is the user's source with the kept recipes applied.
 
 use crate::database::{machine_info, nest_features, nest_root};
+use crate::retrieve::Outcome;
 use crate::run::{dry_run, RunConfig};
 use crate::{Error, Result};
 use embeddings::db::Database;
 use embeddings::embed::Embedder;
-use ir::canonical::{refit, RoleRecipe};
 use ir::transform::{apply, Recipe};
 use profiling::build::Toolchain;
 use profiling::cc::CcArgs;
@@ -339,39 +339,39 @@ impl Pipeline {
                 .embed(&[&features], self.static_only)
                 .map_err(|e| Error::Failed(e.to_string()))?
                 .remove(0);
-            let near = db.top_k(&q, self.k, &db_emb, &|e| e.best().is_some());
+            let ranked = db.ranked(&q, &db_emb, &|e| e.best().is_some());
+            let walk = crate::retrieve::walk(
+                &db,
+                ranked.iter().map(|n| (n.index, n.distance)),
+                self.k,
+                program,
+                nest.region,
+                nest.root,
+            );
             time.embedding_s += t0.elapsed().as_secs_f64();
 
-            // Candidates: re-fit, legality, build, measure, verify.
+            // Candidates: the first K distinct re-fitted recipes of the nearest entries;
+            // each checked for legality, built, measured, verified.
             let mut candidates: Vec<Candidate> = Vec::new();
             let mut measured = 1; // the baseline
-            for (i, n) in near.iter().enumerate() {
-                self.progress.say(&format!(
-                    "{}: candidate {}/{}",
-                    nest.name,
-                    i + 1,
-                    near.len()
-                ));
-                let entry = &db.entries[n.index];
+            let picks = walk.iter().filter(|v| v.is_pick()).count();
+            let mut pick = 0;
+            for v in &walk {
+                let entry = &db.entries[v.index];
                 let from = Neighbour {
                     program: entry.program.clone(),
                     nest: entry.nest.clone(),
-                    distance: n.distance,
+                    distance: v.distance,
                     speedup_there: entry.speedup(),
                 };
-                let rr: RoleRecipe = match entry.best().map(serde_json::from_str) {
-                    Some(Ok(r)) => r,
-                    _ => continue,
-                };
-                let fit = refit(&rr, program, nest.region, nest.root);
-                let dropped: Vec<String> = fit
+                let dropped: Vec<String> = v
                     .dropped
                     .iter()
                     .map(|(k, why)| format!("recipe step {k}: {why}"))
                     .collect();
                 let mut c = Candidate {
                     from,
-                    recipe: fit.recipe.clone(),
+                    recipe: v.recipe.clone(),
                     dropped,
                     verdict: String::new(),
                     stats: None,
@@ -380,22 +380,35 @@ impl Pipeline {
                     kept: false,
                     why: String::new(),
                 };
-                if fit.recipe.steps.is_empty() {
-                    c.verdict = "not applicable".into();
-                    c.why = "no step of the recipe applies to this nest".into();
-                    candidates.push(c);
-                    continue;
+                match &v.outcome {
+                    Outcome::Pick => {}
+                    Outcome::Empty => {
+                        c.verdict = "not applicable".into();
+                        c.why = "no step of the recipe applies to this nest (passed over, not measured)".into();
+                        candidates.push(c);
+                        continue;
+                    }
+                    Outcome::Same(at) => {
+                        let first = &db.entries[walk[*at].index];
+                        c.verdict = "same recipe".into();
+                        c.why = format!(
+                            "re-fitted, the recipe from {} {} again (passed over, not measured)",
+                            first.program, first.nest
+                        );
+                        candidates.push(c);
+                        continue;
+                    }
+                    Outcome::Unreadable(e) => {
+                        c.verdict = "unreadable".into();
+                        c.why = format!("the entry's recipe cannot be read: {e}");
+                        candidates.push(c);
+                        continue;
+                    }
                 }
-                if let Some(same) = candidates.iter().find(|x| x.recipe == fit.recipe) {
-                    c.verdict = same.verdict.clone();
-                    c.stats = same.stats;
-                    c.first = same.first;
-                    c.speedup = same.speedup;
-                    c.why = "same recipe as an earlier candidate (measured once)".into();
-                    candidates.push(c);
-                    continue;
-                }
-                let t = match apply(program, nest.region, nest.root, &fit.recipe) {
+                pick += 1;
+                self.progress
+                    .say(&format!("{}: candidate {pick}/{picks}", nest.name));
+                let t = match apply(program, nest.region, nest.root, &v.recipe) {
                     Ok(t) => t,
                     Err(e) => {
                         c.verdict = "refused".into();
@@ -512,14 +525,11 @@ impl Pipeline {
                 chosen: best
                     .map(|i| candidates[i].recipe.clone())
                     .unwrap_or_default(),
-                neighbours: near
+                neighbours: candidates
                     .iter()
-                    .map(|n| Neighbour {
-                        program: n.program.clone(),
-                        nest: n.nest.clone(),
-                        distance: n.distance,
-                        speedup_there: db.entries[n.index].speedup(),
-                    })
+                    .zip(&walk)
+                    .filter(|(_, v)| v.is_pick())
+                    .map(|(c, _)| c.from.clone())
                     .collect(),
                 candidates,
                 efficiency_before: efficiency(base.stats.median),
