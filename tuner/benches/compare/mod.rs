@@ -296,9 +296,9 @@ pub fn outputs_agree(want: &str, got: &str) -> String {
         worst = worst.max((wv - gv).abs() / wv.abs().max(1e-300));
     }
     if worst <= 1e-9 {
-        format!("sums agree (rel {worst:.0e})")
+        format!("sums agree (rel {worst:.1e})")
     } else {
-        format!("DIFFER (sum rel {worst:.0e})")
+        format!("DIFFER (sum rel {worst:.1e})")
     }
 }
 
