@@ -397,19 +397,11 @@ pub fn evaluate(cfg: &EvalConfig, progress: &mut dyn FnMut(&str)) -> Result<Eval
                 for v in walk.iter().filter(|v| v.is_pick()) {
                     let n = &db.entries[v.index];
                     neighbours.push((n.program.clone(), n.nest.clone(), v.distance));
-                    let key = serde_json::to_string(&v.recipe).expect("recipes serialize");
-                    let s = match cache.get(&key) {
-                        Some(s) => *s,
-                        None => {
-                            let s = measure_recipe(
-                                &cutout, program, nest, &v.recipe, baseline, cfg, &builds, &scratch,
-                            )?;
-                            measured += 1;
-                            cache.insert(key, s);
-                            s
-                        }
-                    };
-                    speedups.push(s);
+                    speedups.push(cached(&mut cache, &mut measured, &v.recipe, || {
+                        measure_recipe(
+                            &cutout, program, nest, &v.recipe, baseline, cfg, &builds, &scratch,
+                        )
+                    })?);
                 }
                 let kept = speedups.iter().copied().fold(1.0, f64::max);
                 methods.insert(
@@ -429,18 +421,11 @@ pub fn evaluate(cfg: &EvalConfig, progress: &mut dyn FnMut(&str)) -> Result<Eval
             let own = crate::retrieve::walk(&db, [(me, 0.0)], 1, program, nest.region, nest.root);
             let mut search_best = 1.0f64;
             for v in own.iter().filter(|v| v.is_pick()) {
-                let key = serde_json::to_string(&v.recipe).expect("recipes serialize");
-                let s = match cache.get(&key) {
-                    Some(s) => *s,
-                    None => {
-                        let s = measure_recipe(
-                            &cutout, program, nest, &v.recipe, baseline, cfg, &builds, &scratch,
-                        )?;
-                        measured += 1;
-                        cache.insert(key, s);
-                        s
-                    }
-                };
+                let s = cached(&mut cache, &mut measured, &v.recipe, || {
+                    measure_recipe(
+                        &cutout, program, nest, &v.recipe, baseline, cfg, &builds, &scratch,
+                    )
+                })?;
                 search_best = search_best.max(s);
             }
             let best_known = methods.values().map(|m| m.kept).fold(search_best, f64::max);
@@ -487,6 +472,23 @@ pub fn evaluate(cfg: &EvalConfig, progress: &mut dyn FnMut(&str)) -> Result<Eval
         measured,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The speedup of `recipe` from `cache`, or measured by `measure` (once per recipe).
+fn cached(
+    cache: &mut BTreeMap<String, f64>,
+    measured: &mut usize,
+    recipe: &Recipe,
+    measure: impl FnOnce() -> Result<f64>,
+) -> Result<f64> {
+    let key = serde_json::to_string(recipe).expect("recipes serialize");
+    if let Some(s) = cache.get(&key) {
+        return Ok(*s);
+    }
+    let s = measure()?;
+    *measured += 1;
+    cache.insert(key, s);
+    Ok(s)
 }
 
 /// Speedup of `recipe` on the nest (0 when refused, failing or wrong).
