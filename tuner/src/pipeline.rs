@@ -354,6 +354,7 @@ impl Pipeline {
             // each checked for legality, built, measured, verified.
             let mut candidates: Vec<Candidate> = Vec::new();
             let mut measured = 1; // the baseline
+            let beats = |s: &Stats| s.median_ci.1 < base.stats.median_ci.0;
             let picks = walk.iter().filter(|v| v.is_pick()).count();
             let mut pick = 0;
             for v in &walk {
@@ -439,7 +440,7 @@ impl Pipeline {
                 if r.verdict == Verdict::Verified {
                     c.speedup = base.stats.median / r.stats.median.max(1e-12);
                     c.stats = Some(r.stats);
-                    if base_first.is_some() && r.stats.median_ci.1 < base.stats.median_ci.0 {
+                    if base_first.is_some() && beats(&r.stats) {
                         let t0 = Instant::now();
                         c.first = Some(self.cold(&cutout, &exe, r.first_s, &scratch)?);
                         time.measuring_s += t0.elapsed().as_secs_f64();
@@ -449,12 +450,13 @@ impl Pipeline {
             }
             // Keep the fastest candidate that beats the baseline beyond the noise, warm,
             // and is not slower in the program once its cold run is counted.
-            let beats = |s: &Stats| s.median_ci.1 < base.stats.median_ci.0;
             let in_program = |first: Option<f64>, s: &Stats| program_time(first, calls, s.median);
             let base_program = in_program(base_first, &base.stats);
+            // Candidates have cold runs only where the baseline has them.
             let loses_cold = |c: &Candidate| {
-                matches!((c.first, base_first, c.stats), (Some(_), Some(_), Some(s))
-                    if in_program(c.first, &s) >= base_program)
+                c.first
+                    .zip(c.stats)
+                    .is_some_and(|(f, s)| in_program(Some(f), &s) >= base_program)
             };
             for c in candidates.iter_mut() {
                 // Refused, unbuildable and repeated candidates already say why.
