@@ -9,8 +9,11 @@
 //!     52     n  payload (bincode 2, standard configuration)
 //! ```
 //!
-//! A file is accepted only whole: wrong magic, another version, a length that does not
-//! match the file, or a checksum mismatch are refused before the payload is decoded.
+//! A file is accepted only whole: wrong magic, a version this build does not read, a
+//! length that does not match the file, or a checksum mismatch are refused before the
+//! payload is decoded. Version 1 payloads (databases without transfer measurements)
+//! are still read: [`open`] hands back the version and the caller decodes the layout of
+//! that version.
 //! Files are written to a temporary name, synced, and renamed over the target, so a
 //! crash never leaves a half-written database under the real name.
 
@@ -20,7 +23,10 @@ use std::io::Write;
 use std::path::Path;
 
 pub const MAGIC: [u8; 8] = *b"TUNEDB\0\x1a";
-pub const FORMAT_VERSION: u32 = 1;
+/// The version written.
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest version read.
+pub const OLDEST_VERSION: u32 = 1;
 const HEADER: usize = 8 + 4 + 8 + 32;
 
 #[derive(Debug, thiserror::Error)]
@@ -32,11 +38,14 @@ pub enum CodecError {
     },
     #[error("{path}: not a tune database (bad magic)")]
     Magic { path: String },
-    #[error("{path}: database format version {found}, this tune reads version {expected}")]
+    #[error(
+        "{path}: database format version {found}, this tune reads versions {oldest} to {newest}"
+    )]
     Version {
         path: String,
         found: u32,
-        expected: u32,
+        oldest: u32,
+        newest: u32,
     },
     #[error(
         "{path}: truncated or damaged database ({found} payload bytes, header says {expected})"
@@ -67,8 +76,9 @@ pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// Decodes a whole container (`path` only names it in errors).
-pub fn decode<T: DeserializeOwned>(bytes: &[u8], path: &str) -> Result<T, CodecError> {
+/// Checks a whole container (`path` only names it in errors) and returns its format
+/// version and its payload, not yet decoded.
+pub fn open<'b>(bytes: &'b [u8], path: &str) -> Result<(u32, &'b [u8]), CodecError> {
     let path = path.to_string();
     if bytes.len() < 8 || bytes[..8] != MAGIC {
         return Err(CodecError::Magic { path });
@@ -81,11 +91,12 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8], path: &str) -> Result<T, CodecE
         });
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-    if version != FORMAT_VERSION {
+    if !(OLDEST_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(CodecError::Version {
             path,
             found: version,
-            expected: FORMAT_VERSION,
+            oldest: OLDEST_VERSION,
+            newest: FORMAT_VERSION,
         });
     }
     let expected = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
@@ -100,27 +111,48 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8], path: &str) -> Result<T, CodecE
     if blake3::hash(payload).as_bytes() != &bytes[20..52] {
         return Err(CodecError::Checksum { path });
     }
+    Ok((version, payload))
+}
+
+/// Decodes a checked payload whole (trailing bytes are an error).
+pub fn decode_payload<T: DeserializeOwned>(payload: &[u8], path: &str) -> Result<T, CodecError> {
     let (value, used) = bincode::serde::decode_from_slice(payload, bincode::config::standard())
         .map_err(|e| CodecError::Decode {
-            path: path.clone(),
+            path: path.to_string(),
             message: e.to_string(),
         })?;
     if used != payload.len() {
         return Err(CodecError::Decode {
-            path,
+            path: path.to_string(),
             message: format!("{} trailing bytes", payload.len() - used),
         });
     }
     Ok(value)
 }
 
-pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, CodecError> {
-    let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| CodecError::Io {
-        path: name.clone(),
+/// Decodes a whole container of the current version.
+pub fn decode<T: DeserializeOwned>(bytes: &[u8], path: &str) -> Result<T, CodecError> {
+    match open(bytes, path)? {
+        (FORMAT_VERSION, payload) => decode_payload(payload, path),
+        (found, _) => Err(CodecError::Version {
+            path: path.to_string(),
+            found,
+            oldest: FORMAT_VERSION,
+            newest: FORMAT_VERSION,
+        }),
+    }
+}
+
+/// The bytes of a file (errors name it).
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>, CodecError> {
+    std::fs::read(path).map_err(|source| CodecError::Io {
+        path: path.display().to_string(),
         source,
-    })?;
-    decode(&bytes, &name)
+    })
+}
+
+pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, CodecError> {
+    decode(&read_bytes(path)?, &path.display().to_string())
 }
 
 /// Writes atomically: temporary file, fsync, rename.

@@ -1,7 +1,8 @@
 //! The tuning database: per tuned nest, its features, its embedding, the best recipe
 //! found (by loop roles, so it can be re-fitted elsewhere), other good recipes, and the
-//! baseline and tuned times on the machine that measured them. Stored with
-//! [`crate::codec`]; searched exactly (every entry's distance, in parallel).
+//! baseline and tuned times on the machine that measured them, and how the other
+//! entries' best recipes did when transferred to it. Stored with [`crate::codec`];
+//! searched exactly (every entry's distance, in parallel).
 
 use crate::codec::{self, CodecError};
 use crate::features::NestFeatures;
@@ -28,6 +29,24 @@ pub struct Entry {
     pub tuned_s: f64,
     /// Host the times were measured on.
     pub machine: String,
+    /// Other entries' best recipes re-fitted to this nest and measured on its saved
+    /// data against one baseline (`tune db transfer`): what the model's contrastive
+    /// term learns which nests are alike from. Empty until measured.
+    pub transfers: Vec<Transfer>,
+}
+
+/// One entry's best recipe measured on another entry's nest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Transfer {
+    /// The entry whose best recipe was transferred (may be the nest itself).
+    pub program: String,
+    pub nest: String,
+    /// That entry's best recipe when measured (JSON): a transfer counts only while the
+    /// source's best recipe is still this one.
+    pub recipe: String,
+    /// Baseline time over the variant's time; 0 when the re-fitted recipe was refused,
+    /// failed or computed something else; 1 when nothing of it applies.
+    pub speedup: f64,
 }
 
 impl Entry {
@@ -42,6 +61,64 @@ impl Entry {
     /// The best recipe (JSON of a role recipe), if any beat the baseline.
     pub fn best(&self) -> Option<&str> {
         self.recipes.first().map(|(r, _)| r.as_str())
+    }
+
+    /// Whether `source`'s current best recipe was measured on this nest.
+    pub fn transfer_from(&self, source: &Entry) -> Option<&Transfer> {
+        let best = source.best()?;
+        self.transfers
+            .iter()
+            .find(|t| t.program == source.program && t.nest == source.nest && t.recipe == best)
+    }
+}
+
+/// Format 1 of the database (before transfer measurements), read and upgraded.
+mod v1 {
+    use super::*;
+
+    #[derive(Deserialize)]
+    pub struct Entry {
+        program: String,
+        nest: String,
+        fingerprint: String,
+        features: NestFeatures,
+        embedding: Vec<f32>,
+        recipes: Vec<(String, f64)>,
+        baseline_s: f64,
+        tuned_s: f64,
+        machine: String,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Database {
+        feature_version: u32,
+        model: String,
+        entries: Vec<Entry>,
+    }
+
+    impl From<Database> for super::Database {
+        fn from(d: Database) -> Self {
+            super::Database {
+                feature_version: d.feature_version,
+                model: d.model,
+                entries: d
+                    .entries
+                    .into_iter()
+                    .map(|e| super::Entry {
+                        program: e.program,
+                        nest: e.nest,
+                        fingerprint: e.fingerprint,
+                        features: e.features,
+                        embedding: e.embedding,
+                        recipes: e.recipes,
+                        baseline_s: e.baseline_s,
+                        tuned_s: e.tuned_s,
+                        machine: e.machine,
+                        transfers: Vec::new(),
+                    })
+                    .collect(),
+            }
+        }
     }
 }
 
@@ -73,8 +150,15 @@ pub fn distance(a: &[f32], b: &[f32]) -> f32 {
 }
 
 impl Database {
+    /// Reads a database file of the current format, or of format 1 (upgraded: no
+    /// transfers).
     pub fn load(path: &Path) -> Result<Database, CodecError> {
-        codec::read(path)
+        let bytes = codec::read_bytes(path)?;
+        let name = path.display().to_string();
+        match codec::open(&bytes, &name)? {
+            (1, payload) => Ok(codec::decode_payload::<v1::Database>(payload, &name)?.into()),
+            (_, payload) => codec::decode_payload(payload, &name),
+        }
     }
 
     pub fn save(&self, path: &Path) -> Result<(), CodecError> {
@@ -194,6 +278,7 @@ mod tests {
             baseline_s: 1.0,
             tuned_s: tuned,
             machine: "m".into(),
+            transfers: Vec::new(),
         }
     }
 
@@ -243,10 +328,73 @@ mod tests {
         );
         assert_eq!(a.entries.len(), 3);
         assert_eq!(a.entries[0].tuned_s, 0.25);
+        // Transfers count only while the source's best recipe is the one measured.
+        let (gemm, lu) = (a.entries[0].clone(), a.entries[2].clone());
+        a.entries[2].transfers.push(Transfer {
+            program: "gemm".into(),
+            nest: "nest0".into(),
+            recipe: gemm.best().unwrap().into(),
+            speedup: 1.5,
+        });
+        assert_eq!(a.entries[2].transfer_from(&gemm).unwrap().speedup, 1.5);
+        assert!(a.entries[2].transfer_from(&lu).is_none());
+        let mut changed = gemm.clone();
+        changed.recipes[0].0 = r#"{"steps":[{"step":"parallelize"}]}"#.into();
+        assert!(a.entries[2].transfer_from(&changed).is_none());
+        a.save(&path).unwrap();
+        assert_eq!(Database::load(&path).unwrap(), a);
         // Truncated on disk: refused, and the file is what it was.
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
         let e = Database::load(&path).unwrap_err().to_string();
         assert!(e.contains("truncated or damaged"), "{e}");
+    }
+
+    /// A database written in format 1 (entries without transfers) is read and upgraded.
+    #[test]
+    fn reads_format_1() {
+        let e = entry("gemm", vec![0.5, 0.25], 0.5);
+        type V1Entry = (
+            String,
+            String,
+            String,
+            NestFeatures,
+            Vec<f32>,
+            Vec<(String, f64)>,
+            f64,
+            f64,
+            String,
+        );
+        let old: (u32, String, Vec<V1Entry>) = (
+            FEATURE_VERSION,
+            "m1".into(),
+            vec![(
+                e.program.clone(),
+                e.nest.clone(),
+                e.fingerprint.clone(),
+                e.features.clone(),
+                e.embedding.clone(),
+                e.recipes.clone(),
+                e.baseline_s,
+                e.tuned_s,
+                e.machine.clone(),
+            )],
+        );
+        let mut bytes = codec::encode(&old).unwrap();
+        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        std::fs::write(&path, &bytes).unwrap();
+        let db = Database::load(&path).unwrap();
+        assert_eq!(db.model, "m1");
+        assert_eq!(db.entries, vec![e]);
+        // A version from the future is refused by name.
+        bytes[8..12].copy_from_slice(&7u32.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let err = Database::load(&path).unwrap_err().to_string();
+        assert!(
+            err.ends_with("old.db: database format version 7, this tune reads versions 1 to 2"),
+            "{err}"
+        );
     }
 }

@@ -85,8 +85,56 @@ pub fn model_config() -> ModelConfig {
     )
 }
 
+/// Default weight of the contrastive term (`tune model train`, `tune db eval`).
+pub const CONTRASTIVE_WEIGHT: f64 = 1.0;
+
+/// A transferred recipe that reaches this share of the best speedup measured on a nest
+/// is a hit there (the retrieval evaluation's criterion)...
+pub const NEAR_SHARE: f64 = 0.9;
+/// ...and one below this share is a miss; in between, measurement noise could tip it.
+pub const FAR_SHARE: f64 = 0.75;
+
+/// Contrastive pairs from the transfer measurements, per entry: (near, far) indices
+/// into `entries`. For an entry whose measured transfers (from entries of `entries`,
+/// itself included) reach a best speedup of at least 1/[`NEAR_SHARE`] (below that,
+/// keeping the original is already a hit), every other entry whose best recipe reached
+/// ≥ [`NEAR_SHARE`] of that best on it should be nearer than every entry whose recipe
+/// reached < [`FAR_SHARE`] of it.
+pub fn contrastive_pairs(entries: &[&Entry]) -> Vec<Vec<(usize, usize)>> {
+    entries
+        .iter()
+        .enumerate()
+        .map(|(j, e)| {
+            let measured: Vec<(usize, f64)> = entries
+                .iter()
+                .enumerate()
+                .filter_map(|(i, src)| e.transfer_from(src).map(|t| (i, t.speedup)))
+                .collect();
+            let best = measured.iter().map(|m| m.1).fold(1.0, f64::max);
+            if best < 1.0 / NEAR_SHARE {
+                return Vec::new();
+            }
+            let others = || measured.iter().filter(|m| m.0 != j);
+            let near: Vec<usize> = others()
+                .filter(|m| m.1 >= NEAR_SHARE * best)
+                .map(|m| m.0)
+                .collect();
+            let far: Vec<usize> = others()
+                .filter(|m| m.1 < FAR_SHARE * best)
+                .map(|m| m.0)
+                .collect();
+            near.iter()
+                .flat_map(|&n| far.iter().map(move |&f| (n, f)))
+                .collect()
+        })
+        .collect()
+}
+
 /// Trains a model on `entries`. Every entry contributes twice: with and without its
-/// performance features, so the same model serves static-only retrieval.
+/// performance features, so the same model serves static-only retrieval. Entries with
+/// transfer measurements also give the contrastive term its pairs
+/// ([`contrastive_pairs`]; full-feature examples are paired with full-feature ones,
+/// static-only with static-only).
 pub fn train(entries: &[&Entry], options: &TrainOptions) -> Result<Checkpoint, EmbedError> {
     if entries.is_empty() {
         return Err(EmbedError::Invalid(
@@ -97,15 +145,17 @@ pub fn train(entries: &[&Entry], options: &TrainOptions) -> Result<Checkpoint, E
     let normalizer = Normalizer::fit(&feats);
     let raw: Vec<Vec<f32>> = entries.iter().map(|e| targets(e)).collect();
     let tnorm = Column::fit_rows(&raw, TARGET_DIM);
+    let pairs = contrastive_pairs(entries);
     let mut examples = Vec::new();
-    for (e, t) in entries.iter().zip(&raw) {
+    for ((e, t), pairs) in entries.iter().zip(&raw).zip(&pairs) {
         let f = normalizer.apply(&e.features);
         let t = tnorm.apply_row(t);
-        for static_only in [false, true] {
+        for (v, static_only) in [false, true].into_iter().enumerate() {
             examples.push(Example {
                 input: input(&f, static_only),
                 targets: t.clone(),
                 rank: None,
+                nearer: pairs.iter().map(|&(n, f)| (2 * n + v, 2 * f + v)).collect(),
             });
         }
     }
@@ -173,6 +223,7 @@ impl Embedder {
                 input: input(&self.norm.features.apply(&e.features), false),
                 targets: self.norm.targets.apply_row(&targets(e)),
                 rank: None,
+                nearer: Vec::new(),
             })
             .collect();
         Ok(self.checkpoint.model().evaluate(&examples)?)
@@ -190,3 +241,87 @@ pub const TARGET_NAMES: [&str; TARGET_DIM] = [
     "best vectorizes",
     "best unrolls",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::Transfer;
+    use crate::features::{ACCESS_DIM, GLOBAL_DIM, LOOP_DIM, MACHINE_DIM, PERF_DIM};
+
+    fn entry(program: &str, recipe: &str) -> Entry {
+        Entry {
+            program: program.into(),
+            nest: "nest0".into(),
+            fingerprint: "f".into(),
+            features: NestFeatures {
+                version: FEATURE_VERSION,
+                loops: vec![vec![0.5; LOOP_DIM]],
+                loop_parent: vec![None],
+                accesses: vec![vec![0.25; ACCESS_DIM]],
+                access_loop: vec![0],
+                global: vec![0.0; GLOBAL_DIM],
+                perf: vec![0.0; PERF_DIM],
+                perf_mask: vec![0.0; PERF_DIM],
+                machine: vec![0.0; MACHINE_DIM],
+            },
+            embedding: Vec::new(),
+            recipes: vec![(recipe.into(), 2.0)],
+            baseline_s: 1.0,
+            tuned_s: 0.5,
+            machine: "m".into(),
+            transfers: Vec::new(),
+        }
+    }
+
+    fn measured(on: &mut Entry, from: &Entry, speedup: f64) {
+        on.transfers.push(Transfer {
+            program: from.program.clone(),
+            nest: from.nest.clone(),
+            recipe: from.best().unwrap().into(),
+            speedup,
+        });
+    }
+
+    #[test]
+    fn pairs_put_working_recipes_nearer_than_failing_ones() {
+        let mut e: Vec<Entry> = ["a", "b", "c", "d", "e"]
+            .iter()
+            .map(|p| entry(p, &format!("{{\"r\":\"{p}\"}}")))
+            .collect();
+        let (a, b, c, d, x) = (
+            e[0].clone(),
+            e[1].clone(),
+            e[2].clone(),
+            e[3].clone(),
+            e[4].clone(),
+        );
+        // On a: its own recipe 2.0x, b's 1.9x (a hit), c's 1.6x (neither), d's 1.0x
+        // (a miss); e's was measured, but e is not among the training entries.
+        measured(&mut e[0], &a, 2.0);
+        measured(&mut e[0], &b, 1.9);
+        measured(&mut e[0], &c, 1.6);
+        measured(&mut e[0], &d, 1.0);
+        measured(&mut e[0], &x, 4.0);
+        // On b: nothing beats 1.08x, so keeping the original is already a hit.
+        measured(&mut e[1], &a, 1.08);
+        measured(&mut e[1], &c, 0.0);
+        // On c: b's recipe 3.0x, and d's measured when d's best was another recipe.
+        measured(&mut e[2], &b, 3.0);
+        let stale = Transfer {
+            recipe: "{\"r\":\"old\"}".into(),
+            ..e[0].transfers[3].clone()
+        };
+        e[2].transfers.push(stale);
+        let train: Vec<&Entry> = e[..4].iter().collect();
+        let pairs = contrastive_pairs(&train);
+        assert_eq!(pairs[0], vec![(1, 3)]);
+        assert!(pairs[1].is_empty());
+        // b's is the best on c, but with d's row stale there is nothing to contrast.
+        assert!(pairs[2].is_empty());
+        assert!(pairs[3].is_empty());
+        // With e among the training entries, its 4.0x is the best on a, and every other
+        // recipe falls below 75% of it.
+        let all: Vec<&Entry> = e.iter().collect();
+        assert_eq!(contrastive_pairs(&all)[0], vec![(4, 1), (4, 2), (4, 3)]);
+    }
+}

@@ -108,7 +108,7 @@ impl ModelConfig {
 }
 
 /// How to train. `Default` gives seed 0, 100 epochs, learning rate 1e-3, batches of 32,
-/// no ranking term.
+/// no ranking term, no contrastive term (margin 0.2).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrainOptions {
     /// Seed of the weight initialization and of the data order.
@@ -126,6 +126,18 @@ pub struct TrainOptions {
     pub ranking_margin: f64,
     /// Which target column the ranking term compares (lower prediction = better).
     pub ranking_target: usize,
+    /// Weight of the contrastive term over [`Example::nearer`](crate::Example) pairs
+    /// (0 = off).
+    #[serde(default)]
+    pub contrastive_weight: f64,
+    /// Margin of the contrastive hinge, in embedding distance: an example should be
+    /// nearer its "near" example than its "far" one by at least this much.
+    #[serde(default = "default_contrastive_margin")]
+    pub contrastive_margin: f64,
+}
+
+fn default_contrastive_margin() -> f64 {
+    0.2
 }
 
 impl Default for TrainOptions {
@@ -138,6 +150,8 @@ impl Default for TrainOptions {
             ranking_weight: 0.0,
             ranking_margin: 0.1,
             ranking_target: 0,
+            contrastive_weight: 0.0,
+            contrastive_margin: default_contrastive_margin(),
         }
     }
 }
@@ -160,6 +174,15 @@ impl TrainOptions {
                 "ranking_weight = {} must be >= 0",
                 self.ranking_weight
             )));
+        }
+        if !(self.contrastive_weight.is_finite() && self.contrastive_weight >= 0.0) {
+            return Err(Error::Config(format!(
+                "contrastive_weight = {} must be >= 0",
+                self.contrastive_weight
+            )));
+        }
+        if !self.contrastive_margin.is_finite() {
+            return Err(Error::Config("contrastive_margin must be finite".into()));
         }
         if !self.ranking_margin.is_finite() {
             return Err(Error::Config("ranking_margin must be finite".into()));

@@ -54,6 +54,12 @@ pub struct Example {
     /// Optional ranking group and score for the pairwise ranking term.
     #[serde(default)]
     pub rank: Option<Rank>,
+    /// Pairs (near, far) of indices into the same example list for the contrastive
+    /// term: this example's embedding should be nearer the first than the second by
+    /// [`TrainOptions::contrastive_margin`](crate::TrainOptions). Used only when
+    /// [`TrainOptions::contrastive_weight`](crate::TrainOptions) is non-zero.
+    #[serde(default)]
+    pub nearer: Vec<(usize, usize)>,
 }
 
 fn check_row(what: &str, row: &[f32], width: usize) -> std::result::Result<(), String> {
@@ -160,6 +166,19 @@ pub(crate) fn validate_examples(examples: &[Example], config: &ModelConfig) -> R
     for (index, x) in examples.iter().enumerate() {
         x.validate(config)
             .map_err(|reason| Error::Input { index, reason })?;
+        if let Some(&(a, b)) = x
+            .nearer
+            .iter()
+            .find(|(a, b)| *a >= examples.len() || *b >= examples.len())
+        {
+            return Err(Error::Input {
+                index,
+                reason: format!(
+                    "contrastive pair ({a}, {b}) is out of range ({} examples)",
+                    examples.len()
+                ),
+            });
+        }
     }
     Ok(())
 }
@@ -215,6 +234,18 @@ pub fn data_hash(examples: &[Example]) -> String {
                 c.u64(1);
                 c.u64(r.group);
                 c.f32s(&[r.score]);
+            }
+        }
+    }
+    // Contrastive pairs, only when there are any (hashes of examples without them are
+    // those of the layout before the contrastive term).
+    if examples.iter().any(|e| !e.nearer.is_empty()) {
+        c.0.update(b"nearer\0");
+        for e in examples {
+            c.u64(e.nearer.len() as u64);
+            for &(a, b) in &e.nearer {
+                c.u64(a as u64);
+                c.u64(b as u64);
             }
         }
     }

@@ -18,7 +18,11 @@ use crate::rng::SplitMix64;
 /// Adam on the mean L1 loss between predictions and `targets`, plus, when
 /// `options.ranking_weight > 0`, `ranking_weight` times the mean hinge
 /// `max(0, margin + pred_better - pred_worse)` over the pairs of examples of one batch
-/// that share a [`Rank::group`](crate::Rank) (column `options.ranking_target`).
+/// that share a [`Rank::group`](crate::Rank) (column `options.ranking_target`), plus,
+/// when `options.contrastive_weight > 0`, that weight times the mean hinge
+/// `max(0, margin + |e - e_near| - |e - e_far|)` over the [`Example::nearer`] pairs of the
+/// batch's examples (the embeddings of every example a pair names are computed in the
+/// same step, so pairs need not fall into one batch).
 ///
 /// Repeatable: the initial weights and the data order (a seeded shuffle per epoch) come
 /// from `options.seed` through this crate's own generator, and libtorch runs with one
@@ -64,6 +68,11 @@ pub fn train(
             if options.ranking_weight > 0.0 {
                 if let Some(rank) = ranking_loss(&pred, chunk, examples, options)? {
                     loss = loss.f_add(&rank.f_mul_scalar(options.ranking_weight)?)?;
+                }
+            }
+            if options.contrastive_weight > 0.0 {
+                if let Some(c) = contrastive_loss(&model, chunk, examples, config, options)? {
+                    loss = loss.f_add(&c.f_mul_scalar(options.contrastive_weight)?)?;
                 }
             }
             opt.backward_step(&loss);
@@ -126,6 +135,55 @@ fn ranking_loss(
     let hinge = pb
         .f_sub(&pw)?
         .f_add_scalar(options.ranking_margin)?
+        .f_relu()?
+        .f_mean(Kind::Float)?;
+    Ok(Some(hinge))
+}
+
+/// Mean hinge over the contrastive pairs of the chunk's examples. The anchors, their
+/// near and their far examples are embedded together in one forward pass.
+fn contrastive_loss(
+    model: &Model,
+    chunk: &[usize],
+    examples: &[Example],
+    config: &ModelConfig,
+    options: &TrainOptions,
+) -> Result<Option<Tensor>> {
+    let mut slot: std::collections::BTreeMap<usize, i64> = Default::default();
+    let mut at = |i: usize| -> i64 {
+        let next = slot.len() as i64;
+        *slot.entry(i).or_insert(next)
+    };
+    let (mut anchor, mut near, mut far) = (Vec::new(), Vec::new(), Vec::new());
+    for &i in chunk {
+        for &(n, f) in &examples[i].nearer {
+            anchor.push(at(i));
+            near.push(at(n));
+            far.push(at(f));
+        }
+    }
+    if anchor.is_empty() {
+        return Ok(None);
+    }
+    let mut order = vec![0usize; slot.len()];
+    for (&i, &k) in &slot {
+        order[k as usize] = i;
+    }
+    let inputs: Vec<&NestInput> = order.iter().map(|&i| &examples[i].input).collect();
+    let (emb, _) = model.net.forward(&Batch::new(&inputs, config)?)?;
+    let pick =
+        |v: &[i64]| -> Result<Tensor> { Ok(emb.f_index_select(0, &Tensor::f_from_slice(v)?)?) };
+    let (a, n, f) = (pick(&anchor)?, pick(&near)?, pick(&far)?);
+    let dist = |x: &Tensor| -> Result<Tensor> {
+        Ok(a.f_sub(x)?
+            .f_square()?
+            .f_sum_dim_intlist(1, false, Kind::Float)?
+            .f_add_scalar(1e-9)?
+            .f_sqrt()?)
+    };
+    let hinge = dist(&n)?
+        .f_sub(&dist(&f)?)?
+        .f_add_scalar(options.contrastive_margin)?
         .f_relu()?
         .f_mean(Kind::Float)?;
     Ok(Some(hinge))

@@ -161,6 +161,68 @@ fn ranking_term_trains() {
     assert_ne!(ck.meta.weights_hash, plain.meta.weights_hash);
 }
 
+/// Share of (anchor, same group, other group) triples whose anchor embedding is nearer
+/// the same-group example.
+fn ordered_share(emb: &[Vec<f32>], group: impl Fn(usize) -> usize) -> f64 {
+    let d = |a: &[f32], b: &[f32]| -> f32 { a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum() };
+    let (mut good, mut all) = (0usize, 0usize);
+    for a in 0..emb.len() {
+        for n in (0..emb.len()).filter(|&n| n != a && group(n) == group(a)) {
+            for f in (0..emb.len()).filter(|&f| group(f) != group(a)) {
+                all += 1;
+                good += (d(&emb[a], &emb[n]) < d(&emb[a], &emb[f])) as usize;
+            }
+        }
+    }
+    good as f64 / all as f64
+}
+
+#[test]
+fn contrastive_term_pulls_pairs_together() {
+    // Two groups that nothing in the targets tells apart (even and odd examples); the
+    // contrastive pairs name three of each example's group and three of the other.
+    let n = 40;
+    let mut data = examples(7, n);
+    for (i, x) in data.iter_mut().enumerate() {
+        x.nearer = (1..=3)
+            .flat_map(|k| (0..3).map(move |j| ((i + 2 * k) % n, (i + 2 * j + 1) % n)))
+            .collect();
+    }
+    let options = TrainOptions {
+        epochs: 60,
+        contrastive_weight: 1.0,
+        contrastive_margin: 0.3,
+        ..quick(4)
+    };
+    let inputs: Vec<NestInput> = data.iter().map(|x| x.input.clone()).collect();
+    let parity = |i: usize| i % 2;
+    let with = train(&data, &config(), &options, features()).unwrap();
+    let learned = ordered_share(&with.model().embed(&inputs).unwrap(), parity);
+    let without = train(
+        &data,
+        &config(),
+        &TrainOptions {
+            contrastive_weight: 0.0,
+            ..options.clone()
+        },
+        features(),
+    )
+    .unwrap();
+    let plain = ordered_share(&without.model().embed(&inputs).unwrap(), parity);
+    assert!(learned > 0.9, "with the term: {learned}");
+    assert!(plain < 0.7, "without the term: {plain}");
+    // Repeatable with the term too, and the pairs are part of the data hash.
+    let again = train(&data, &config(), &options, features()).unwrap();
+    assert_eq!(again.meta.weights_hash, with.meta.weights_hash);
+    let mut unpaired = data.clone();
+    unpaired.iter_mut().for_each(|x| x.nearer.clear());
+    assert_ne!(models::data_hash(&unpaired), with.meta.data_hash);
+    // A pair out of range is refused.
+    data[3].nearer.push((n, 0));
+    let e = train(&data, &config(), &options, features()).unwrap_err();
+    assert!(e.to_string().contains("out of range"), "{e}");
+}
+
 #[test]
 fn save_load_round_trip() {
     let data = examples(5, 48);

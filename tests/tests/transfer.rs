@@ -1,6 +1,7 @@
 //! Transfer tuning end to end, on a database built here: `tune db build` over two
-//! dataset programs (MINI), `tune model train`, `tune db embed`, then `tune apply` on a
-//! third program. The tuned file compiles on its own with `cc -fopenmp` and prints what
+//! dataset programs (MINI), `tune db transfer` (every entry's recipe on every nest),
+//! `tune model train` (with the contrastive term on those rows), `tune db embed`, then
+//! `tune apply` on a third program. The tuned file compiles on its own with `cc -fopenmp` and prints what
 //! the original prints; the report lists every candidate with its verdict and no more
 //! than K+1 measured variants per nest; a damaged database is refused with one line.
 
@@ -37,6 +38,41 @@ fn build_train_embed_apply() {
     // gemm has one nest, 2mm two.
     assert_eq!(rows.len(), 3, "{rows:?}");
     assert!(rows.iter().all(|r| r["baseline_s"].as_f64().unwrap() > 0.0));
+    assert!(rows.iter().all(|r| r["transfers"].as_u64() == Some(0)));
+
+    // Every entry with a best recipe, transferred to every nest; then nothing is left.
+    let sources = rows
+        .iter()
+        .filter(|r| r["recipes"].as_u64().unwrap() > 0)
+        .count() as u64;
+    let measured = run(&[
+        "db",
+        "transfer",
+        "--db",
+        db.to_str().unwrap(),
+        "--preset",
+        "MINI",
+    ]);
+    let said = measured.stderr_text();
+    assert!(said.contains("3 rows measured"), "{said}");
+    let list = run(&["db", "list", db.to_str().unwrap(), "--json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    for r in rows.as_array().unwrap() {
+        assert_eq!(r["transfers"].as_u64(), Some(sources), "{r}");
+    }
+    let again = run(&[
+        "db",
+        "transfer",
+        "--db",
+        db.to_str().unwrap(),
+        "--preset",
+        "MINI",
+    ]);
+    let said = again.stderr_text();
+    assert!(
+        said.contains("0 rows measured") && said.contains("3 already complete"),
+        "{said}"
+    );
 
     let trained = run(&[
         "model",

@@ -8,6 +8,7 @@ use profiling::measure::Measure;
 use std::path::PathBuf;
 use std::time::Duration;
 use tuner::database::{self, BuildConfig, EvalConfig};
+use tuner::transfer::{self, Measuring, TransferConfig};
 use tuner::Error;
 
 fn default_suite() -> PathBuf {
@@ -50,6 +51,56 @@ pub enum DbCommand {
     /// its K nearest entries from other programs (by embedding, by raw features, at
     /// random), re-fitted and measured on its saved data.
     Eval(DbEvalArgs),
+    /// Measure every entry's best recipe, re-fitted, on every nest of the database (on
+    /// the nest's saved data, against one baseline): the transfer rows the model's
+    /// contrastive term learns from. Resumable: complete rows are kept.
+    ///
+    /// Example: tune db transfer --db models/default/tune.db
+    Transfer(DbTransferArgs),
+}
+
+#[derive(clap::Args)]
+pub struct DbTransferArgs {
+    #[arg(long, value_name = "DB")]
+    db: PathBuf,
+    /// The suite the database's programs come from (default: the shipped one).
+    #[arg(long, value_name = "SUITE.json")]
+    suite: Option<PathBuf>,
+    #[arg(long, default_value = "MEDIUM")]
+    preset: String,
+    /// Only the nests of these programs (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    programs: Vec<String>,
+    /// Measure complete rows again.
+    #[arg(long)]
+    again: bool,
+    #[arg(long, default_value_t = 3)]
+    repetitions: u32,
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
+}
+
+/// Weight of the model's contrastive term (`--contrastive-weight`).
+fn contrastive_weight(w: f64) -> Result<f64, Error> {
+    if w.is_finite() && w >= 0.0 {
+        Ok(w)
+    } else {
+        Err(Error::Input(format!(
+            "--contrastive-weight {w}: must be a number >= 0"
+        )))
+    }
+}
+
+fn measuring(repetitions: u32, cache_dir: &Option<PathBuf>) -> Measuring {
+    Measuring {
+        toolchain: Toolchain::default(),
+        measure: Measure::default()
+            .warmup(1)
+            .repetitions(repetitions)
+            .counters(&[]),
+        timeout: Duration::from_secs(60),
+        cache_root: cache_root(cache_dir),
+    }
 }
 
 #[derive(clap::Args)]
@@ -134,6 +185,9 @@ pub struct DbEvalArgs {
     /// Training epochs of each fold's model.
     #[arg(long, default_value_t = 60)]
     epochs: usize,
+    /// Weight of the contrastive term on the training programs' transfer rows.
+    #[arg(long, default_value_t = embeddings::embed::CONTRASTIVE_WEIGHT)]
+    contrastive_weight: f64,
     #[arg(long, default_value_t = 3)]
     repetitions: u32,
     #[arg(long)]
@@ -164,6 +218,10 @@ pub struct ModelTrainArgs {
     epochs: usize,
     #[arg(long, default_value_t = 1e-3)]
     lr: f64,
+    /// Weight of the contrastive term on the database's transfer rows
+    /// (`tune db transfer`); 0 trains on the performance targets alone.
+    #[arg(long, default_value_t = embeddings::embed::CONTRASTIVE_WEIGHT)]
+    contrastive_weight: f64,
 }
 
 #[derive(clap::Args)]
@@ -211,23 +269,25 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                             "baseline_s": e.baseline_s, "tuned_s": e.tuned_s,
                             "speedup": e.speedup(), "machine": e.machine,
                             "recipes": e.recipes.len(), "embedded": !e.embedding.is_empty(),
+                            "transfers": e.transfers.len(),
                         })
                     })
                     .collect();
                 println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
             } else {
                 println!(
-                    "{:<20}{:<8}{:>12}{:>10}{:>9}  machine",
-                    "program", "nest", "baseline ms", "speedup", "recipes"
+                    "{:<20}{:<8}{:>12}{:>10}{:>9}{:>11}  machine",
+                    "program", "nest", "baseline ms", "speedup", "recipes", "transfers"
                 );
                 for e in &db.entries {
                     println!(
-                        "{:<20}{:<8}{:>12.4}{:>9.2}x{:>9}  {}",
+                        "{:<20}{:<8}{:>12.4}{:>9.2}x{:>9}{:>11}  {}",
                         e.program,
                         e.nest,
                         e.baseline_s * 1e3,
                         e.speedup(),
                         e.recipes.len(),
+                        e.transfers.len(),
                         e.machine
                     );
                 }
@@ -306,15 +366,10 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                 train: models::TrainOptions {
                     seed: a.seed,
                     epochs: a.epochs.max(1),
+                    contrastive_weight: contrastive_weight(a.contrastive_weight)?,
                     ..Default::default()
                 },
-                measure: Measure::default()
-                    .warmup(1)
-                    .repetitions(a.repetitions)
-                    .counters(&[]),
-                timeout: Duration::from_secs(60),
-                cache_root: cache_root(&a.cache_dir),
-                toolchain: Toolchain::default(),
+                measuring: measuring(a.repetitions, &a.cache_dir),
             };
             let r = database::evaluate(&cfg, &mut |line| eprintln!("{line}"))?;
             if a.json {
@@ -322,6 +377,26 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
             } else {
                 print!("{}", database::render_eval(&r));
             }
+            Ok(0)
+        }
+        DbCommand::Transfer(a) => {
+            let cfg = TransferConfig {
+                db: a.db.clone(),
+                suite: a.suite.unwrap_or_else(default_suite),
+                preset: preset(&a.preset)?,
+                programs: a.programs,
+                again: a.again,
+                measuring: measuring(a.repetitions, &a.cache_dir),
+            };
+            let s = transfer::measure(&cfg, &mut |line| eprintln!("{line}"))?;
+            eprintln!(
+                "{}: {} rows measured ({} transfers, {} variants), {} already complete",
+                a.db.display(),
+                s.nests,
+                s.transfers,
+                s.measured,
+                s.complete
+            );
             Ok(0)
         }
     }
@@ -336,6 +411,7 @@ pub fn cmd_model(c: ModelCommand) -> Result<i32, Error> {
                 seed: a.seed,
                 epochs: a.epochs.max(1),
                 lr: a.lr,
+                contrastive_weight: contrastive_weight(a.contrastive_weight)?,
                 ..Default::default()
             };
             let ck = embeddings::embed::train(&entries, &opts)

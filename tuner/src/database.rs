@@ -9,6 +9,7 @@
 use crate::records::RecordLog;
 use crate::run::RunConfig;
 use crate::search::{search, NestResult, SearchConfig, Searched};
+use crate::transfer::{prepare, Measuring, NestBench};
 use crate::{Error, Result};
 use embeddings::db::{Database, Entry};
 use embeddings::embed::Embedder;
@@ -17,10 +18,9 @@ use embeddings::FEATURE_VERSION;
 use ir::canonical::describe;
 use ir::codegen::Nest;
 use ir::program::Loop;
-use ir::transform::{apply, Recipe};
 use profiling::build::Toolchain;
 use profiling::cc::CcArgs;
-use profiling::cutout::{env_of, Cutout, Verdict};
+use profiling::cutout::{env_of, Verdict};
 use profiling::machine::{MachineInfo, MachineOptions};
 use profiling::measure::Measure;
 use serde::{Deserialize, Serialize};
@@ -169,6 +169,7 @@ fn entry(
         baseline_s: r.baseline_s,
         tuned_s: r.best_s,
         machine: host(),
+        transfers: Vec::new(),
     }
 }
 
@@ -290,10 +291,7 @@ pub struct EvalConfig {
     pub k: usize,
     pub seed: u64,
     pub train: models::TrainOptions,
-    pub measure: Measure,
-    pub timeout: Duration,
-    pub cache_root: PathBuf,
-    pub toolchain: Toolchain,
+    pub measuring: Measuring,
 }
 
 pub const METHODS: [&str; 3] = ["embedding", "raw features", "random"];
@@ -308,7 +306,6 @@ pub fn evaluate(cfg: &EvalConfig, progress: &mut dyn FnMut(&str)) -> Result<Eval
     let started = std::time::Instant::now();
     let db = Database::load(&cfg.db).map_err(|e| Error::Input(e.to_string()))?;
     let suite = datasets::Suite::load(&cfg.suite).map_err(|e| Error::Input(e.to_string()))?;
-    let tc = &cfg.toolchain;
     let mut rows = Vec::new();
     let mut measured = 0;
     let mut rng = crate::search::Rng::new(cfg.seed);
@@ -338,34 +335,15 @@ pub fn evaluate(cfg: &EvalConfig, progress: &mut dyn FnMut(&str)) -> Result<Eval
             .map(|e| norm.apply(&e.features).flat())
             .collect();
         // The held-out program's nests and saved data, as the search left them.
-        let args = CcArgs::parse(&suite.args(p, cfg.preset))?;
-        let run = RunConfig::tuning(args.clone(), cfg.cache_root.clone(), tc.clone());
-        let dry = crate::run::dry_run(&run, &profiling::phases::Phases::new())?;
-        let program = &dry.parsed.program;
-        let builds = dry.cache.root.join("cutouts");
-        let scratch = dry.cache.root.join("scratch");
+        let (args, dry) = prepare(&suite, p, cfg.preset, &cfg.measuring)?;
         for me in held {
             let e = &db.entries[me];
             let Some(nest) = dry.nests.iter().find(|n| n.name == e.nest) else {
                 continue;
             };
-            let cutout = Cutout::new(
-                program.clone(),
-                nest.clone(),
-                dry.cache.data(),
-                args.cflags.clone(),
-            );
-            let (base, _) = cutout.measure(
-                tc,
-                &cutout.original(),
-                0,
-                &cfg.measure,
-                cfg.timeout,
-                &builds,
-                &scratch,
-            )?;
+            let bench = NestBench::new(&args, &dry, nest, &cfg.measuring)?;
             measured += 1;
-            let baseline = base.stats.median;
+            let program = bench.program;
             let usable = |x: &Entry| x.program != p.name && x.best().is_some();
             let others: Vec<usize> = (0..db.entries.len())
                 .filter(|&i| usable(&db.entries[i]))
@@ -397,11 +375,7 @@ pub fn evaluate(cfg: &EvalConfig, progress: &mut dyn FnMut(&str)) -> Result<Eval
                 for v in walk.iter().filter(|v| v.is_pick()) {
                     let n = &db.entries[v.index];
                     neighbours.push((n.program.clone(), n.nest.clone(), v.distance));
-                    speedups.push(cached(&mut cache, &mut measured, &v.recipe, || {
-                        measure_recipe(
-                            &cutout, program, nest, &v.recipe, baseline, cfg, &builds, &scratch,
-                        )
-                    })?);
+                    speedups.push(bench.cached(&mut cache, &mut measured, &v.recipe)?);
                 }
                 let kept = speedups.iter().copied().fold(1.0, f64::max);
                 methods.insert(
@@ -421,11 +395,7 @@ pub fn evaluate(cfg: &EvalConfig, progress: &mut dyn FnMut(&str)) -> Result<Eval
             let own = crate::retrieve::walk(&db, [(me, 0.0)], 1, program, nest.region, nest.root);
             let mut search_best = 1.0f64;
             for v in own.iter().filter(|v| v.is_pick()) {
-                let s = cached(&mut cache, &mut measured, &v.recipe, || {
-                    measure_recipe(
-                        &cutout, program, nest, &v.recipe, baseline, cfg, &builds, &scratch,
-                    )
-                })?;
+                let s = bench.cached(&mut cache, &mut measured, &v.recipe)?;
                 search_best = search_best.max(s);
             }
             let best_known = methods.values().map(|m| m.kept).fold(search_best, f64::max);
@@ -471,58 +441,6 @@ pub fn evaluate(cfg: &EvalConfig, progress: &mut dyn FnMut(&str)) -> Result<Eval
         hit_rate,
         measured,
         seconds: started.elapsed().as_secs_f64(),
-    })
-}
-
-/// The speedup of `recipe` from `cache`, or measured by `measure` (once per recipe).
-fn cached(
-    cache: &mut BTreeMap<String, f64>,
-    measured: &mut usize,
-    recipe: &Recipe,
-    measure: impl FnOnce() -> Result<f64>,
-) -> Result<f64> {
-    let key = serde_json::to_string(recipe).expect("recipes serialize");
-    if let Some(s) = cache.get(&key) {
-        return Ok(*s);
-    }
-    let s = measure()?;
-    *measured += 1;
-    cache.insert(key, s);
-    Ok(s)
-}
-
-/// Speedup of `recipe` on the nest (0 when refused, failing or wrong).
-#[allow(clippy::too_many_arguments)]
-fn measure_recipe(
-    cutout: &Cutout,
-    program: &ir::Program,
-    nest: &Nest,
-    recipe: &Recipe,
-    baseline: f64,
-    cfg: &EvalConfig,
-    builds: &Path,
-    scratch: &Path,
-) -> Result<f64> {
-    if recipe.steps.is_empty() {
-        return Ok(1.0);
-    }
-    let Ok(t) = apply(program, nest.region, nest.root, recipe) else {
-        return Ok(0.0);
-    };
-    let v = cutout.variant("transfer", &t);
-    let (r, _) = cutout.measure(
-        &cfg.toolchain,
-        &v,
-        0,
-        &cfg.measure,
-        cfg.timeout,
-        builds,
-        scratch,
-    )?;
-    Ok(if r.verdict == Verdict::Verified && r.stats.median > 0.0 {
-        baseline / r.stats.median
-    } else {
-        0.0
     })
 }
 

@@ -15,6 +15,7 @@ pub mod retrieve;
 pub mod run;
 pub mod search;
 pub mod space;
+pub mod transfer;
 
 /// An error of the pipeline: either the user's input is wrong (exit code 2) or
 /// something failed while acting on it (exit code 1).

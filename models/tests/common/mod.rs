@@ -87,6 +87,7 @@ pub fn example(rng: &mut Lcg, max_accesses: usize) -> Example {
             score: targets[0],
         }),
         targets,
+        nearer: Vec::new(),
     }
 }
 
