@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the shipped model and database (models/default/) from datasets/, on this
 # machine: schedule search over the core suite and a seeded synthetic suite (MEDIUM
-# sizes), then model training and embedding of every entry. Takes about two hours on a
+# sizes), transfer rows (every entry's best recipe on every nest), then model training
+# and embedding of every entry. Takes about two hours on a
 # 2-core machine; resumable (search records are reused, the database is extended).
 #
 #   scripts/build-default-model.sh            # everything
@@ -25,6 +26,11 @@ if [ "$SYNTH" -gt 0 ]; then
   $tune db synth --seed "$SEED" --count "$SYNTH" -o target/synth
   TUNE_CACHE="$cache" $tune db build --suite target/synth/suite.json --preset MEDIUM \
     --budget $((BUDGET / 2)) --time-limit 30 --seed "$SEED" -o "$out/tune.db"
+fi
+# Every entry's best recipe on every nest: the rows the contrastive term learns from.
+TUNE_CACHE="$cache" $tune db transfer --db "$out/tune.db"
+if [ "$SYNTH" -gt 0 ]; then
+  TUNE_CACHE="$cache" $tune db transfer --db "$out/tune.db" --suite target/synth/suite.json
 fi
 $tune model train --db "$out/tune.db" -o "$out/model" --seed "$SEED" --epochs 150
 $tune db embed "$out/tune.db" --model "$out/model"

@@ -140,7 +140,7 @@ pub fn build(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<Build> {
     let bdir = dir.join(&key);
     let exe = bdir.join("prog");
     let gen = bdir.join(if req.preprocessed { "gen.i" } else { "gen.c" });
-    let rt = bdir.join("tune_rt.c");
+    let rt = runtime_object_path(tc, req, dir)?;
     let mut command: Vec<String> = tc.cc.split_whitespace().map(String::from).collect();
     command.extend(tc.base_flags.iter().cloned());
     command.extend(req.args.cflags.iter().cloned());
@@ -165,11 +165,11 @@ pub fn build(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<Build> {
             command,
         });
     }
+    if req.runtime {
+        compile_runtime(tc, req, &rt)?;
+    }
     std::fs::create_dir_all(&bdir).map_err(io_err(&bdir))?;
     std::fs::write(&gen, req.source).map_err(io_err(&gen))?;
-    if req.runtime {
-        std::fs::write(&rt, RUNTIME_SOURCE).map_err(io_err(&rt))?;
-    }
     let compile_seconds = compile(&command, &bdir.join("build.log"), &req.args.main)?;
     std::fs::rename(exe.with_extension("tmp"), &exe).map_err(io_err(&exe))?;
     Ok(Build {
@@ -179,6 +179,73 @@ pub fn build(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<Build> {
         compile_seconds,
         command,
     })
+}
+
+/// Where the instrumentation runtime's object for `req` lives: compiled once per
+/// compiler, flags and runtime source, under `dir/rt-KEY/tune_rt.o`, and linked into
+/// every build that asks for it. The runtime is ten times the size of a cutout's own
+/// code; compiling it again for every variant took most of a variant's build time.
+fn runtime_object_path(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<PathBuf> {
+    let mut hasher = blake3::Hasher::new();
+    let mut feed = |label: &str, bytes: &[u8]| {
+        hasher.update(label.as_bytes());
+        hasher.update(&(bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    };
+    feed("cc", tc.cc.as_bytes());
+    feed("version", tc.version()?.as_bytes());
+    for f in &tc.base_flags {
+        feed("base", f.as_bytes());
+    }
+    for f in &req.args.cflags {
+        feed("cflag", f.as_bytes());
+    }
+    feed("runtime", RUNTIME_SOURCE.as_bytes());
+    feed("openmp", &[req.openmp as u8]);
+    let rdir = dir.join(format!("rt-{}", &hasher.finalize().to_hex()[..16]));
+    Ok(rdir.join("tune_rt.o"))
+}
+
+/// Compiles the runtime object at `obj` unless it is there. Concurrent builds may both
+/// compile it; each writes files of its own and renames them into place.
+fn compile_runtime(tc: &Toolchain, req: &BuildRequest, obj: &Path) -> Result<()> {
+    if obj.is_file() {
+        return Ok(());
+    }
+    let rdir = obj.parent().expect("the object is in a folder");
+    std::fs::create_dir_all(&rdir).map_err(io_err(&rdir))?;
+    let src = rdir.join("tune_rt.c");
+    let tmp_src = rdir.join(format!("tune_rt.{}.c", unique()));
+    std::fs::write(&tmp_src, RUNTIME_SOURCE).map_err(io_err(&tmp_src))?;
+    std::fs::rename(&tmp_src, &src).map_err(io_err(&src))?;
+    let tmp = rdir.join(format!("tune_rt.{}.o", unique()));
+    let mut command: Vec<String> = tc.cc.split_whitespace().map(String::from).collect();
+    command.extend(tc.base_flags.iter().cloned());
+    command.extend(req.args.cflags.iter().cloned());
+    if req.openmp {
+        command.push("-fopenmp".into());
+    }
+    command.extend([
+        "-c".into(),
+        "-o".into(),
+        tmp.display().to_string(),
+        src.display().to_string(),
+    ]);
+    let log = tmp.with_extension("log");
+    compile(&command, &log, "the tune runtime")?;
+    std::fs::rename(&tmp, obj).map_err(io_err(obj))?;
+    let _ = std::fs::rename(&log, rdir.join("build.log"));
+    Ok(())
+}
+
+/// A name part no other thread or process of this machine uses at the same time.
+fn unique() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
 }
 
 /// Runs a compiler command line, writes its log (command and diagnostics) to `log`, and
