@@ -213,7 +213,7 @@ fn compile_runtime(tc: &Toolchain, req: &BuildRequest, obj: &Path) -> Result<()>
         return Ok(());
     }
     let rdir = obj.parent().expect("the object is in a folder");
-    std::fs::create_dir_all(&rdir).map_err(io_err(&rdir))?;
+    std::fs::create_dir_all(rdir).map_err(io_err(rdir))?;
     let src = rdir.join("tune_rt.c");
     let tmp_src = rdir.join(format!("tune_rt.{}.c", unique()));
     std::fs::write(&tmp_src, RUNTIME_SOURCE).map_err(io_err(&tmp_src))?;

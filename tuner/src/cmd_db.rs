@@ -74,7 +74,8 @@ pub struct DbTransferArgs {
     /// Measure complete rows again.
     #[arg(long)]
     again: bool,
-    #[arg(long, default_value_t = 3)]
+    /// Timed repetitions per variant (many nests run for microseconds).
+    #[arg(long, default_value_t = 10)]
     repetitions: u32,
     #[arg(long)]
     cache_dir: Option<PathBuf>,
@@ -182,13 +183,14 @@ pub struct DbEvalArgs {
     k: usize,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Training epochs of each fold's model.
-    #[arg(long, default_value_t = 60)]
+    /// Training epochs of each fold's model (as many as the shipped model's).
+    #[arg(long, default_value_t = 150)]
     epochs: usize,
     /// Weight of the contrastive term on the training programs' transfer rows.
     #[arg(long, default_value_t = embeddings::embed::CONTRASTIVE_WEIGHT)]
     contrastive_weight: f64,
-    #[arg(long, default_value_t = 3)]
+    /// Timed repetitions per variant (many held-out nests run for microseconds).
+    #[arg(long, default_value_t = 10)]
     repetitions: u32,
     #[arg(long)]
     cache_dir: Option<PathBuf>,
