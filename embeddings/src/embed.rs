@@ -246,24 +246,13 @@ pub const TARGET_NAMES: [&str; TARGET_DIM] = [
 mod tests {
     use super::*;
     use crate::db::Transfer;
-    use crate::features::{ACCESS_DIM, GLOBAL_DIM, LOOP_DIM, MACHINE_DIM, PERF_DIM};
 
     fn entry(program: &str, recipe: &str) -> Entry {
         Entry {
             program: program.into(),
             nest: "nest0".into(),
             fingerprint: "f".into(),
-            features: NestFeatures {
-                version: FEATURE_VERSION,
-                loops: vec![vec![0.5; LOOP_DIM]],
-                loop_parent: vec![None],
-                accesses: vec![vec![0.25; ACCESS_DIM]],
-                access_loop: vec![0],
-                global: vec![0.0; GLOBAL_DIM],
-                perf: vec![0.0; PERF_DIM],
-                perf_mask: vec![0.0; PERF_DIM],
-                machine: vec![0.0; MACHINE_DIM],
-            },
+            features: crate::features::one_loop_nest(),
             embedding: Vec::new(),
             recipes: vec![(recipe.into(), 2.0)],
             baseline_s: 1.0,

@@ -48,6 +48,23 @@ pub struct NestFeatures {
     pub machine: Vec<f32>,
 }
 
+/// Features of a one-loop, one-access nest with no performance or machine group (for
+/// tests).
+#[cfg(test)]
+pub(crate) fn one_loop_nest() -> NestFeatures {
+    NestFeatures {
+        version: FEATURE_VERSION,
+        loops: vec![vec![0.5; LOOP_DIM]],
+        loop_parent: vec![None],
+        accesses: vec![vec![0.25; ACCESS_DIM]],
+        access_loop: vec![0],
+        global: vec![0.0; GLOBAL_DIM],
+        perf: vec![0.0; PERF_DIM],
+        perf_mask: vec![0.0; PERF_DIM],
+        machine: vec![0.0; MACHINE_DIM],
+    }
+}
+
 impl NestFeatures {
     /// A flat vector of every feature (fixed length: loop and access rows pooled by
     /// mean and max): the "raw feature distance" baseline of retrieval.

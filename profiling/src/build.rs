@@ -106,22 +106,31 @@ pub struct Build {
     pub command: Vec<String>,
 }
 
-/// Builds `req` under `dir` (one sub-folder per key); reuses an earlier identical build.
-pub fn build(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<Build> {
-    let mut hasher = blake3::Hasher::new();
-    let mut feed = |label: &str, bytes: &[u8]| {
-        hasher.update(label.as_bytes());
-        hasher.update(&(bytes.len() as u64).to_le_bytes());
-        hasher.update(bytes);
-    };
-    feed("cc", tc.cc.as_bytes());
-    feed("version", tc.version()?.as_bytes());
+/// Adds a labelled, length-prefixed field to a build key.
+fn key_field(h: &mut blake3::Hasher, label: &str, bytes: &[u8]) {
+    h.update(label.as_bytes());
+    h.update(&(bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+}
+
+/// A build key's first fields: the compiler, its version and the flags of `req`.
+fn compiler_key(tc: &Toolchain, req: &BuildRequest) -> Result<blake3::Hasher> {
+    let mut h = blake3::Hasher::new();
+    key_field(&mut h, "cc", tc.cc.as_bytes());
+    key_field(&mut h, "version", tc.version()?.as_bytes());
     for f in &tc.base_flags {
-        feed("base", f.as_bytes());
+        key_field(&mut h, "base", f.as_bytes());
     }
     for f in &req.args.cflags {
-        feed("cflag", f.as_bytes());
+        key_field(&mut h, "cflag", f.as_bytes());
     }
+    Ok(h)
+}
+
+/// Builds `req` under `dir` (one sub-folder per key); reuses an earlier identical build.
+pub fn build(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<Build> {
+    let mut hasher = compiler_key(tc, req)?;
+    let mut feed = |label: &str, bytes: &[u8]| key_field(&mut hasher, label, bytes);
     for f in &req.args.link {
         feed("link", f.as_bytes());
     }
@@ -186,20 +195,8 @@ pub fn build(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<Build> {
 /// every build that asks for it. The runtime is ten times the size of a cutout's own
 /// code; compiling it again for every variant took most of a variant's build time.
 fn runtime_object_path(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<PathBuf> {
-    let mut hasher = blake3::Hasher::new();
-    let mut feed = |label: &str, bytes: &[u8]| {
-        hasher.update(label.as_bytes());
-        hasher.update(&(bytes.len() as u64).to_le_bytes());
-        hasher.update(bytes);
-    };
-    feed("cc", tc.cc.as_bytes());
-    feed("version", tc.version()?.as_bytes());
-    for f in &tc.base_flags {
-        feed("base", f.as_bytes());
-    }
-    for f in &req.args.cflags {
-        feed("cflag", f.as_bytes());
-    }
+    let mut hasher = compiler_key(tc, req)?;
+    let mut feed = |label: &str, bytes: &[u8]| key_field(&mut hasher, label, bytes);
     feed("runtime", RUNTIME_SOURCE.as_bytes());
     feed("openmp", &[req.openmp as u8]);
     let rdir = dir.join(format!("rt-{}", &hasher.finalize().to_hex()[..16]));
