@@ -151,10 +151,6 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>, CodecError> {
     })
 }
 
-pub fn read<T: DeserializeOwned>(path: &Path) -> Result<T, CodecError> {
-    decode(&read_bytes(path)?, &path.display().to_string())
-}
-
 /// Writes atomically: temporary file, fsync, rename.
 pub fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), CodecError> {
     let name = path.display().to_string();

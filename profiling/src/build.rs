@@ -127,6 +127,18 @@ fn compiler_key(tc: &Toolchain, req: &BuildRequest) -> Result<blake3::Hasher> {
     Ok(h)
 }
 
+/// The compiler with the base flags, `req`'s flags and OpenMP when asked: what every
+/// compile of `req` starts with.
+fn compiler_command(tc: &Toolchain, req: &BuildRequest) -> Vec<String> {
+    let mut command: Vec<String> = tc.cc.split_whitespace().map(String::from).collect();
+    command.extend(tc.base_flags.iter().cloned());
+    command.extend(req.args.cflags.iter().cloned());
+    if req.openmp {
+        command.push("-fopenmp".into());
+    }
+    command
+}
+
 /// Builds `req` under `dir` (one sub-folder per key); reuses an earlier identical build.
 pub fn build(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<Build> {
     let mut hasher = compiler_key(tc, req)?;
@@ -149,20 +161,17 @@ pub fn build(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<Build> {
     let bdir = dir.join(&key);
     let exe = bdir.join("prog");
     let gen = bdir.join(if req.preprocessed { "gen.i" } else { "gen.c" });
-    let rt = runtime_object_path(tc, req, dir)?;
-    let mut command: Vec<String> = tc.cc.split_whitespace().map(String::from).collect();
-    command.extend(tc.base_flags.iter().cloned());
-    command.extend(req.args.cflags.iter().cloned());
-    if req.openmp {
-        command.push("-fopenmp".into());
-    }
+    let rt = if req.runtime {
+        Some(runtime_object_path(tc, req, dir)?)
+    } else {
+        None
+    };
+    let mut command = compiler_command(tc, req);
     command.push("-o".into());
     command.push(exe.with_extension("tmp").display().to_string());
     command.push(gen.display().to_string());
     command.extend(req.args.extra_sources.iter().cloned());
-    if req.runtime {
-        command.push(rt.display().to_string());
-    }
+    command.extend(rt.iter().map(|o| o.display().to_string()));
     command.extend(req.args.link.iter().cloned());
 
     if exe.is_file() {
@@ -174,8 +183,8 @@ pub fn build(tc: &Toolchain, req: &BuildRequest, dir: &Path) -> Result<Build> {
             command,
         });
     }
-    if req.runtime {
-        compile_runtime(tc, req, &rt)?;
+    if let Some(rt) = &rt {
+        compile_runtime(tc, req, rt)?;
     }
     std::fs::create_dir_all(&bdir).map_err(io_err(&bdir))?;
     std::fs::write(&gen, req.source).map_err(io_err(&gen))?;
@@ -212,16 +221,11 @@ fn compile_runtime(tc: &Toolchain, req: &BuildRequest, obj: &Path) -> Result<()>
     let rdir = obj.parent().expect("the object is in a folder");
     std::fs::create_dir_all(rdir).map_err(io_err(rdir))?;
     let src = rdir.join("tune_rt.c");
-    let tmp_src = rdir.join(format!("tune_rt.{}.c", unique()));
+    let tmp_src = rdir.join(format!("tune_rt.{}.c", crate::unique_id()));
     std::fs::write(&tmp_src, RUNTIME_SOURCE).map_err(io_err(&tmp_src))?;
     std::fs::rename(&tmp_src, &src).map_err(io_err(&src))?;
-    let tmp = rdir.join(format!("tune_rt.{}.o", unique()));
-    let mut command: Vec<String> = tc.cc.split_whitespace().map(String::from).collect();
-    command.extend(tc.base_flags.iter().cloned());
-    command.extend(req.args.cflags.iter().cloned());
-    if req.openmp {
-        command.push("-fopenmp".into());
-    }
+    let tmp = rdir.join(format!("tune_rt.{}.o", crate::unique_id()));
+    let mut command = compiler_command(tc, req);
     command.extend([
         "-c".into(),
         "-o".into(),
@@ -233,16 +237,6 @@ fn compile_runtime(tc: &Toolchain, req: &BuildRequest, obj: &Path) -> Result<()>
     std::fs::rename(&tmp, obj).map_err(io_err(obj))?;
     let _ = std::fs::rename(&log, rdir.join("build.log"));
     Ok(())
-}
-
-/// A name part no other thread or process of this machine uses at the same time.
-fn unique() -> String {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    format!(
-        "{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    )
 }
 
 /// Runs a compiler command line, writes its log (command and diagnostics) to `log`, and

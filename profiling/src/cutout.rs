@@ -24,7 +24,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The C definition of a nest function: the original or a transformed variant with
@@ -165,8 +164,6 @@ pub struct Cutout {
     /// what the nest computes.
     constants: HashMap<String, String>,
 }
-
-static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 fn c_string(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
@@ -366,8 +363,7 @@ impl Cutout {
         timeout: Duration,
         scratch: &Path,
     ) -> Result<CutoutRun> {
-        let id = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir = scratch.join(format!("run-{}-{id}", std::process::id()));
+        let dir = scratch.join(format!("run-{}", crate::unique_id()));
         let out_dir = dir.join("out");
         std::fs::create_dir_all(&out_dir).map_err(io_err(&out_dir))?;
         let report_path = dir.join("report.json");

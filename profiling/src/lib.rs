@@ -45,6 +45,17 @@ pub enum Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// A name part no other thread or process of this machine uses at the same time (the
+/// process id and a per-process counter): for scratch folders and temporary files.
+pub(crate) fn unique_id() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
+}
+
 pub(crate) fn io_err(path: impl AsRef<std::path::Path>) -> impl FnOnce(std::io::Error) -> Error {
     let path = path.as_ref().display().to_string();
     move |source| Error::Io { path, source }

@@ -4,7 +4,6 @@ use crate::{io_err, Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How the child ended.
@@ -109,12 +108,7 @@ pub struct RunOptions {
 pub fn run(exe: &Path, opts: &RunOptions, scratch: &Path) -> Result<RunOutcome> {
     std::fs::create_dir_all(scratch).map_err(io_err(scratch))?;
     // Unique per run: threads of one process may run children in the same folder.
-    static RUNS: AtomicU64 = AtomicU64::new(0);
-    let id = format!(
-        "{}-{}",
-        std::process::id(),
-        RUNS.fetch_add(1, Ordering::Relaxed)
-    );
+    let id = crate::unique_id();
     let report_path = scratch.join(format!("rt-report-{id}.json"));
     let _ = std::fs::remove_file(&report_path);
     let mut cmd = Command::new(exe);

@@ -41,18 +41,21 @@ fn build_train_embed_apply() {
     assert!(rows.iter().all(|r| r["transfers"].as_u64() == Some(0)));
 
     // Every entry with a best recipe, transferred to every nest; then nothing is left.
+    let transfer = || {
+        run(&[
+            "db",
+            "transfer",
+            "--db",
+            db.to_str().unwrap(),
+            "--preset",
+            "MINI",
+        ])
+    };
     let sources = rows
         .iter()
         .filter(|r| r["recipes"].as_u64().unwrap() > 0)
         .count() as u64;
-    let measured = run(&[
-        "db",
-        "transfer",
-        "--db",
-        db.to_str().unwrap(),
-        "--preset",
-        "MINI",
-    ]);
+    let measured = transfer();
     let said = measured.stderr_text();
     assert!(said.contains("3 rows measured"), "{said}");
     let list = run(&["db", "list", db.to_str().unwrap(), "--json"]);
@@ -60,49 +63,34 @@ fn build_train_embed_apply() {
     for r in rows.as_array().unwrap() {
         assert_eq!(r["transfers"].as_u64(), Some(sources), "{r}");
     }
-    let again = run(&[
-        "db",
-        "transfer",
-        "--db",
-        db.to_str().unwrap(),
-        "--preset",
-        "MINI",
-    ]);
+    let again = transfer();
     let said = again.stderr_text();
     assert!(
         said.contains("0 rows measured") && said.contains("3 already complete"),
         "{said}"
     );
 
-    let trained = run(&[
-        "model",
-        "train",
-        "--db",
-        db.to_str().unwrap(),
-        "-o",
-        model.to_str().unwrap(),
-        "--epochs",
-        "20",
-        "--seed",
-        "3",
-    ]);
+    let train = |out: &std::path::Path| {
+        run(&[
+            "model",
+            "train",
+            "--db",
+            db.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--epochs",
+            "20",
+            "--seed",
+            "3",
+        ])
+    };
+    let trained = train(&model);
     assert!(String::from_utf8_lossy(&trained.stdout).contains("6 examples"));
     let meta = std::fs::read(model.join("meta.json")).unwrap();
     let weights = std::fs::read(model.join("weights.bin")).unwrap();
     // Same data, same seed: the same checkpoint, byte for byte.
     let again = d.join("model2");
-    run(&[
-        "model",
-        "train",
-        "--db",
-        db.to_str().unwrap(),
-        "-o",
-        again.to_str().unwrap(),
-        "--epochs",
-        "20",
-        "--seed",
-        "3",
-    ]);
+    train(&again);
     assert_eq!(std::fs::read(again.join("weights.bin")).unwrap(), weights);
     assert_eq!(std::fs::read(again.join("meta.json")).unwrap(), meta);
     run(&[

@@ -63,20 +63,27 @@ pub enum DbCommand {
 pub struct DbTransferArgs {
     #[arg(long, value_name = "DB")]
     db: PathBuf,
-    /// The suite the database's programs come from (default: the shipped one).
-    #[arg(long, value_name = "SUITE.json")]
-    suite: Option<PathBuf>,
-    #[arg(long, default_value = "MEDIUM")]
-    preset: String,
-    /// Only the nests of these programs (comma-separated).
-    #[arg(long, value_delimiter = ',')]
-    programs: Vec<String>,
+    #[command(flatten)]
+    on: SuiteArgs,
     /// Measure complete rows again.
     #[arg(long)]
     again: bool,
     /// Timed repetitions per variant (many nests run for microseconds).
     #[arg(long, default_value_t = 10)]
     repetitions: u32,
+}
+
+/// Which programs of which suite, at which size, cached where.
+#[derive(clap::Args)]
+pub struct SuiteArgs {
+    /// Suite manifest (default: the shipped datasets/suite.json).
+    #[arg(long, value_name = "SUITE.json")]
+    suite: Option<PathBuf>,
+    #[arg(long, default_value = "MEDIUM")]
+    preset: String,
+    /// Only these programs (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    programs: Vec<String>,
     #[arg(long)]
     cache_dir: Option<PathBuf>,
 }
@@ -106,14 +113,8 @@ fn measuring(repetitions: u32, cache_dir: &Option<PathBuf>) -> Measuring {
 
 #[derive(clap::Args)]
 pub struct DbBuildArgs {
-    /// Suite manifest (default: the shipped datasets/suite.json).
-    #[arg(long, value_name = "SUITE.json")]
-    suite: Option<PathBuf>,
-    #[arg(long, default_value = "MEDIUM")]
-    preset: String,
-    /// Only these programs (comma-separated).
-    #[arg(long, value_delimiter = ',')]
-    programs: Vec<String>,
+    #[command(flatten)]
+    on: SuiteArgs,
     /// Candidates per nest.
     #[arg(long, default_value_t = 24)]
     budget: usize,
@@ -128,8 +129,6 @@ pub struct DbBuildArgs {
     jobs: usize,
     #[arg(long, default_value_t = 3)]
     repetitions: u32,
-    #[arg(long)]
-    cache_dir: Option<PathBuf>,
     /// The database file (created or extended).
     #[arg(short = 'o', long = "output", value_name = "DB")]
     out: PathBuf,
@@ -173,12 +172,8 @@ pub struct DbEmbedArgs {
 pub struct DbEvalArgs {
     #[arg(long, value_name = "DB")]
     db: PathBuf,
-    #[arg(long, value_name = "SUITE.json")]
-    suite: Option<PathBuf>,
-    #[arg(long, default_value = "MEDIUM")]
-    preset: String,
-    #[arg(long, value_delimiter = ',')]
-    programs: Vec<String>,
+    #[command(flatten)]
+    on: SuiteArgs,
     #[arg(long = "top-k", default_value_t = 3)]
     k: usize,
     #[arg(long, default_value_t = 1)]
@@ -192,8 +187,6 @@ pub struct DbEvalArgs {
     /// Timed repetitions per variant (many held-out nests run for microseconds).
     #[arg(long, default_value_t = 10)]
     repetitions: u32,
-    #[arg(long)]
-    cache_dir: Option<PathBuf>,
     #[arg(long)]
     json: bool,
 }
@@ -238,9 +231,9 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
     match c {
         DbCommand::Build(a) => {
             let cfg = BuildConfig {
-                suite: a.suite.unwrap_or_else(default_suite),
-                preset: preset(&a.preset)?,
-                programs: a.programs,
+                suite: a.on.suite.clone().unwrap_or_else(default_suite),
+                preset: preset(&a.on.preset)?,
+                programs: a.on.programs.clone(),
                 budget: a.budget,
                 time_limit: a.time_limit.map(|s| Duration::from_secs_f64(s.max(0.0))),
                 strategy: a.strategy,
@@ -251,7 +244,7 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                     .repetitions(a.repetitions)
                     .counters(&[]),
                 timeout: Duration::from_secs(60),
-                cache_root: cache_root(&a.cache_dir),
+                cache_root: cache_root(&a.on.cache_dir),
                 out: a.out.clone(),
                 toolchain: Toolchain::default(),
             };
@@ -360,9 +353,9 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
         DbCommand::Eval(a) => {
             let cfg = EvalConfig {
                 db: a.db,
-                suite: a.suite.unwrap_or_else(default_suite),
-                preset: preset(&a.preset)?,
-                programs: a.programs,
+                suite: a.on.suite.clone().unwrap_or_else(default_suite),
+                preset: preset(&a.on.preset)?,
+                programs: a.on.programs.clone(),
                 k: a.k.max(1),
                 seed: a.seed,
                 train: models::TrainOptions {
@@ -371,7 +364,7 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                     contrastive_weight: contrastive_weight(a.contrastive_weight)?,
                     ..Default::default()
                 },
-                measuring: measuring(a.repetitions, &a.cache_dir),
+                measuring: measuring(a.repetitions, &a.on.cache_dir),
             };
             let r = database::evaluate(&cfg, &mut |line| eprintln!("{line}"))?;
             if a.json {
@@ -384,11 +377,11 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
         DbCommand::Transfer(a) => {
             let cfg = TransferConfig {
                 db: a.db.clone(),
-                suite: a.suite.unwrap_or_else(default_suite),
-                preset: preset(&a.preset)?,
-                programs: a.programs,
+                suite: a.on.suite.clone().unwrap_or_else(default_suite),
+                preset: preset(&a.on.preset)?,
+                programs: a.on.programs.clone(),
                 again: a.again,
-                measuring: measuring(a.repetitions, &a.cache_dir),
+                measuring: measuring(a.repetitions, &a.on.cache_dir),
             };
             let s = transfer::measure(&cfg, &mut |line| eprintln!("{line}"))?;
             eprintln!(

@@ -116,13 +116,16 @@ impl<'a> NestBench<'a> {
     }
 
     /// [`NestBench::speedup`] through `cache` (one measurement per distinct recipe);
-    /// counts measurements in `measured`.
+    /// counts measurements in `measured` (the empty recipe is 1x, not a measurement).
     pub fn cached(
         &self,
         cache: &mut BTreeMap<String, f64>,
         measured: &mut usize,
         recipe: &Recipe,
     ) -> Result<f64> {
+        if recipe.steps.is_empty() {
+            return Ok(1.0);
+        }
         let key = serde_json::to_string(recipe).expect("recipes serialize");
         if let Some(s) = cache.get(&key) {
             return Ok(*s);
@@ -177,22 +180,15 @@ pub fn measure(cfg: &TransferConfig, progress: &mut dyn FnMut(&str)) -> Result<T
         if !cfg.programs.is_empty() && !cfg.programs.contains(&p.name) {
             continue;
         }
-        let todo: Vec<usize> = (0..db.entries.len())
-            .filter(|&j| db.entries[j].program == p.name)
-            .collect();
-        let complete = |db: &Database, j: usize| {
+        let complete = |j: usize| {
             sources
                 .iter()
                 .all(|&(i, _)| db.entries[j].transfer_from(&db.entries[i]).is_some())
         };
-        let todo: Vec<usize> = todo
-            .into_iter()
-            .filter(|&j| {
-                let done = !cfg.again && complete(&db, j);
-                stats.complete += done as usize;
-                !done
-            })
-            .collect();
+        let (done, todo): (Vec<usize>, Vec<usize>) = (0..db.entries.len())
+            .filter(|&j| db.entries[j].program == p.name)
+            .partition(|&j| !cfg.again && complete(j));
+        stats.complete += done.len();
         if todo.is_empty() {
             continue;
         }
@@ -220,20 +216,15 @@ pub fn measure(cfg: &TransferConfig, progress: &mut dyn FnMut(&str)) -> Result<T
                 nest.region,
                 nest.root,
             );
+            // Repeated re-fitted recipes (`Same`) come from the cache; an empty one
+            // measures as 1x without a run.
             let mut cache = BTreeMap::new();
             let mut row: Vec<Transfer> = Vec::new();
-            let mut speedups: Vec<f64> = Vec::new();
             for v in &visited {
-                let s = match &v.outcome {
-                    Outcome::Pick => bench.cached(&mut cache, &mut stats.measured, &v.recipe)?,
-                    Outcome::Same(at) => speedups[*at],
-                    Outcome::Empty => 1.0,
-                    Outcome::Unreadable(_) => 0.0,
-                };
-                speedups.push(s);
-                if matches!(v.outcome, Outcome::Unreadable(_)) {
+                if let Outcome::Unreadable(_) = v.outcome {
                     continue;
                 }
+                let s = bench.cached(&mut cache, &mut stats.measured, &v.recipe)?;
                 let src = &db.entries[v.index];
                 row.push(Transfer {
                     program: src.program.clone(),
