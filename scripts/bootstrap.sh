@@ -56,14 +56,14 @@ case "${1:-run}" in
     ;;
   run)
     say "building tune (release)"
-    cargo build --release -p tuner --bin tune
+    cargo build --release -p tune-cli --bin tune
     say "tune apply datasets/programs/gemm.c -DLARGE_DATASET -lm -o target/gemm.tuned.c --explain"
     ./target/release/tune apply datasets/programs/gemm.c -DLARGE_DATASET -lm \
       -o target/gemm.tuned.c --report target/gemm.report.json --explain
     ;;
   test)
     say "running the test suite"
-    cargo build -p tuner --bin tune
+    cargo build -p tune-cli --bin tune
     log=$(mktemp)
     status=0
     cargo test --workspace 2>&1 | tee "$log" || status=$?

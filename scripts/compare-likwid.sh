@@ -47,7 +47,7 @@ fi
 
 # ---------------------------------------------------------------- tune
 say "building tune"
-cargo build --release -q -p tuner --bin tune
+cargo build --release -q -p tune-cli --bin tune
 TUNE=./target/release/tune
 
 WORK=$(mktemp -d)

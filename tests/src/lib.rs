@@ -25,7 +25,7 @@ pub fn tune_bin() -> PathBuf {
             .args([
                 "build",
                 "-p",
-                "tuner",
+                "tune-cli",
                 "--bin",
                 "tune",
                 "--message-format=json",

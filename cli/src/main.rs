@@ -1,8 +1,6 @@
 //! The `tune` command line.
 
-mod cmd_batch;
-mod cmd_bench;
-mod cmd_db;
+mod cmd;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use profiling::build::Toolchain;
@@ -62,23 +60,23 @@ enum Command {
     Machine(MachineArgs),
     /// The tuning database: build (search a suite), list, merge, embed, eval.
     #[command(subcommand)]
-    Db(cmd_db::DbCommand),
+    Db(cmd::db::DbCommand),
     /// The embedding model: train, eval.
     #[command(subcommand)]
-    Model(cmd_db::ModelCommand),
+    Model(cmd::db::ModelCommand),
     /// Transfer-tune every program of datasets: compilations of several programs
     /// overlap, runs never do; a journal lets --resume finish a killed batch; --shard
     /// splits the work over machines and --merge joins it.
     ///
     /// Example: tune batch datasets/suite.json --preset SMALL --jobs 2 --out results
-    Batch(cmd_batch::BatchArgs),
+    Batch(cmd::batch::BatchArgs),
     /// Benchmark a suite (originals, and tuned copies with --tuned): raw samples per
     /// run in rotation, compared with a saved baseline by a Mann-Whitney U test and a
     /// bootstrap interval against a noise threshold; Markdown, JSON or HTML (SVG
     /// plots, roofline); exit code 3 when anything regressed.
     ///
     /// Example: tune bench datasets/suite.json --preset SMALL --baseline main
-    Bench(cmd_bench::BenchArgs),
+    Bench(cmd::bench::BenchArgs),
 }
 
 #[derive(clap::Args)]
@@ -360,10 +358,10 @@ fn main() -> ExitCode {
         Command::Apply(a) => cmd_apply(a, program_args),
         Command::Report(a) => cmd_report(a),
         Command::Machine(a) => cmd_machine(a),
-        Command::Db(c) => cmd_db::cmd_db(c),
-        Command::Model(c) => cmd_db::cmd_model(c),
-        Command::Batch(a) => cmd_batch::cmd_batch(a),
-        Command::Bench(a) => cmd_bench::cmd_bench(a),
+        Command::Db(c) => cmd::db::cmd_db(c),
+        Command::Model(c) => cmd::db::cmd_model(c),
+        Command::Batch(a) => cmd::batch::cmd_batch(a),
+        Command::Bench(a) => cmd::bench::cmd_bench(a),
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

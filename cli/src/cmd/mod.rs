@@ -1,0 +1,5 @@
+//! One module per group of subcommands.
+
+pub mod batch;
+pub mod bench;
+pub mod db;
