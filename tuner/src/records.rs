@@ -1,17 +1,19 @@
-//! Tuning records: every measured variant, appended to
-//! `.tunecache/<program>/records.jsonl` one JSON line at a time and synced to disk
-//! before the next measurement starts. A crash at any moment loses at most the line
-//! being written; a torn last line is cut off when the log is opened again, so an
-//! interrupted search resumes without repeating a finished measurement.
+//! The records seam: what was measured. Every measured variant of a search is one line
+//! of `.tunecache/<program>/records.jsonl` (a [`profiling::files::Journal`]: synced per
+//! line, a torn last line cut off on open), so an interrupted search resumes without
+//! repeating a finished measurement; transfer tuning and evaluations keep theirs in
+//! memory ([`MemoryRecords`]), where they serve as a measurement cache.
 
-use crate::{Error, Result};
+use crate::strategy::Proposer;
+use crate::Result;
 use ir::transform::Recipe;
-use profiling::cutout::Verdict;
+use profiling::cutout::{CutoutRun, Verdict};
+use profiling::files::Journal;
+use profiling::measure::Stats;
 use serde::{Deserialize, Serialize};
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+/// One measured variant of one nest, as the record log stores it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     pub program: String,
@@ -25,7 +27,7 @@ pub struct Record {
     pub samples: Vec<f64>,
     pub machine: String,
     pub compiler: String,
-    pub strategy: String,
+    pub strategy: Proposer,
     pub unix_ms: u128,
 }
 
@@ -36,6 +38,7 @@ impl Record {
     }
 }
 
+/// The identity of a measurement of `recipe` on a nest.
 pub fn key(nest: &str, fingerprint: &str, recipe: &Recipe) -> String {
     format!(
         "{nest}|{fingerprint}|{}",
@@ -43,78 +46,154 @@ pub fn key(nest: &str, fingerprint: &str, recipe: &Recipe) -> String {
     )
 }
 
-/// An append-only record log.
-#[derive(Debug)]
-pub struct RecordLog {
-    path: PathBuf,
-    records: Vec<Record>,
+/// The append-only record log of a program.
+pub type RecordLog = Journal<Record>;
+
+/// Opens (or creates) a program's record log.
+pub fn open_log(path: &Path) -> Result<RecordLog> {
+    Ok(Journal::open(path)?)
 }
 
-impl RecordLog {
-    /// Opens (or creates) the log, dropping a torn last line.
-    pub fn open(path: &Path) -> Result<RecordLog> {
-        let fail = |e: std::io::Error| Error::Failed(format!("{}: {e}", path.display()));
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(fail)?;
+/// A measurement as the tuning loop sees it: the recipe, its verdict and timings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    pub recipe: Recipe,
+    pub verdict: Verdict,
+    pub samples: Vec<f64>,
+    pub stats: Stats,
+}
+
+impl Measured {
+    /// A run of `recipe`.
+    pub fn of_run(recipe: &Recipe, run: &CutoutRun) -> Measured {
+        Measured {
+            recipe: recipe.clone(),
+            verdict: run.verdict.clone(),
+            samples: run.samples.clone(),
+            stats: run.stats,
         }
-        let text = match std::fs::read(path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(fail(e)),
-        };
-        let complete = text.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-        if complete < text.len() {
-            let f = OpenOptions::new().write(true).open(path).map_err(fail)?;
-            f.set_len(complete as u64).map_err(fail)?;
-            f.sync_all().map_err(fail)?;
-        }
-        let mut records = Vec::new();
-        for (n, line) in String::from_utf8_lossy(&text[..complete])
-            .lines()
-            .enumerate()
-        {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let r: Record = serde_json::from_str(line).map_err(|e| {
-                Error::Failed(format!("{}:{}: damaged record: {e}", path.display(), n + 1))
-            })?;
-            records.push(r);
-        }
-        Ok(RecordLog {
-            path: path.to_path_buf(),
-            records,
-        })
     }
 
-    pub fn records(&self) -> &[Record] {
-        &self.records
+    /// A recipe whose code did not compile.
+    pub fn build_failed(recipe: &Recipe, message: String) -> Measured {
+        Measured {
+            recipe: recipe.clone(),
+            verdict: Verdict::BuildFailed { message },
+            samples: Vec::new(),
+            stats: Stats::default(),
+        }
     }
 
-    pub fn contains(&self, key: &str) -> bool {
-        self.records.iter().any(|r| r.key() == key)
+    /// The median in seconds when the variant was verified.
+    pub fn verified_median(&self) -> Option<f64> {
+        (self.verdict == Verdict::Verified && self.stats.median > 0.0).then_some(self.stats.median)
+    }
+}
+
+/// What was measured on one nest.
+pub trait Records {
+    /// The measurement of `recipe`, if one was made.
+    fn find(&self, recipe: &Recipe) -> Option<Measured>;
+    /// Adds a measurement proposed by `by`.
+    fn add(&mut self, m: Measured, by: Proposer) -> Result<()>;
+    /// Every measurement of a non-empty recipe, in the order made.
+    fn candidates(&self) -> Vec<Measured>;
+}
+
+/// Measurements kept in memory (a cache shared by the walks of one evaluation).
+#[derive(Debug, Clone, Default)]
+pub struct MemoryRecords(Vec<Measured>);
+
+impl Records for MemoryRecords {
+    fn find(&self, recipe: &Recipe) -> Option<Measured> {
+        self.0.iter().find(|m| &m.recipe == recipe).cloned()
     }
 
-    /// Appends one record and syncs it to disk.
-    pub fn append(&mut self, r: Record) -> Result<()> {
-        let fail = |e: std::io::Error| Error::Failed(format!("{}: {e}", self.path.display()));
-        let mut line = serde_json::to_string(&r).expect("record serializes");
-        line.push('\n');
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
-            .map_err(fail)?;
-        f.write_all(line.as_bytes()).map_err(fail)?;
-        f.sync_data().map_err(fail)?;
-        self.records.push(r);
+    fn add(&mut self, m: Measured, _: Proposer) -> Result<()> {
+        self.0.push(m);
         Ok(())
+    }
+
+    fn candidates(&self) -> Vec<Measured> {
+        self.0
+            .iter()
+            .filter(|m| !m.recipe.steps.is_empty())
+            .cloned()
+            .collect()
+    }
+}
+
+/// One nest's view of a program's record log.
+pub struct NestRecords<'a> {
+    pub log: &'a mut RecordLog,
+    pub program: String,
+    pub nest: String,
+    pub fingerprint: String,
+    pub machine: String,
+    pub compiler: String,
+}
+
+impl NestRecords<'_> {
+    fn mine(&self) -> impl Iterator<Item = &Record> {
+        self.log
+            .records()
+            .iter()
+            .filter(|r| r.nest == self.nest && r.fingerprint == self.fingerprint)
+    }
+}
+
+fn measured(r: &Record) -> Measured {
+    Measured {
+        recipe: r.recipe.clone(),
+        verdict: r.verdict.clone(),
+        stats: Stats {
+            median: r.median_s,
+            ..Stats::from_samples(&r.samples)
+        },
+        samples: r.samples.clone(),
+    }
+}
+
+impl Records for NestRecords<'_> {
+    fn find(&self, recipe: &Recipe) -> Option<Measured> {
+        let k = key(&self.nest, &self.fingerprint, recipe);
+        self.mine().find(|r| r.key() == k).map(measured)
+    }
+
+    fn add(&mut self, m: Measured, by: Proposer) -> Result<()> {
+        let r = Record {
+            program: self.program.clone(),
+            nest: self.nest.clone(),
+            fingerprint: self.fingerprint.clone(),
+            recipe: m.recipe,
+            verdict: m.verdict,
+            median_s: m.stats.median,
+            samples: m.samples,
+            machine: self.machine.clone(),
+            compiler: self.compiler.clone(),
+            strategy: by,
+            unix_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis())
+                .unwrap_or(0),
+        };
+        Ok(self.log.append(&r)?)
+    }
+
+    fn candidates(&self) -> Vec<Measured> {
+        self.mine()
+            .filter(|r| !r.recipe.steps.is_empty())
+            .map(measured)
+            .collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::strategy::StrategyKind;
+    use std::fs::OpenOptions;
+    use std::io::Write;
 
     fn rec(nest: &str, median: f64) -> Record {
         Record {
@@ -127,7 +206,7 @@ mod tests {
             samples: vec![median],
             machine: "m".into(),
             compiler: "cc".into(),
-            strategy: "random".into(),
+            strategy: Proposer::Search(StrategyKind::Random),
             unix_ms: 0,
         }
     }
@@ -136,18 +215,18 @@ mod tests {
     fn a_torn_last_line_is_dropped_and_appending_goes_on() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("records.jsonl");
-        let mut log = RecordLog::open(&path).unwrap();
-        log.append(rec("nest0", 1.0)).unwrap();
-        log.append(rec("nest1", 2.0)).unwrap();
+        let mut log = open_log(&path).unwrap();
+        log.append(&rec("nest0", 1.0)).unwrap();
+        log.append(&rec("nest1", 2.0)).unwrap();
         // A crash in the middle of the third line.
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
         f.write_all(b"{\"program\":\"p\",\"ne").unwrap();
         drop(f);
-        let mut log = RecordLog::open(&path).unwrap();
+        let mut log = open_log(&path).unwrap();
         assert_eq!(log.records().len(), 2);
-        assert!(log.contains(&rec("nest1", 0.0).key()));
-        log.append(rec("nest2", 3.0)).unwrap();
-        let log = RecordLog::open(&path).unwrap();
+        assert!(log.records().iter().any(|r| r.key() == rec("nest1", 0.0).key()));
+        log.append(&rec("nest2", 3.0)).unwrap();
+        let log = open_log(&path).unwrap();
         assert_eq!(
             log.records()
                 .iter()
@@ -161,8 +240,45 @@ mod tests {
     fn a_damaged_record_in_the_middle_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("records.jsonl");
-        std::fs::write(&path, "{bad}\n").unwrap();
-        let e = RecordLog::open(&path).unwrap_err().to_string();
-        assert!(e.contains("records.jsonl:1: damaged record"), "{e}");
+        std::fs::write(&path, "{bad}\n{}\n").unwrap();
+        let e = open_log(&path).unwrap_err();
+        assert!(e.to_string().contains("records.jsonl:1: damaged"), "{e}");
+        assert_eq!(e.exit_code(), 2);
+    }
+
+    #[test]
+    fn a_nest_sees_its_own_records_and_finds_them_by_recipe() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = open_log(&dir.path().join("records.jsonl")).unwrap();
+        let tiled = Recipe {
+            steps: vec![ir::transform::Step::Unroll { at: 0, factor: 2 }],
+        };
+        let mut nest0 = NestRecords {
+            log: &mut log,
+            program: "p".into(),
+            nest: "nest0".into(),
+            fingerprint: "f".into(),
+            machine: "m".into(),
+            compiler: "cc".into(),
+        };
+        let run = |median: f64| Measured {
+            recipe: tiled.clone(),
+            verdict: Verdict::Verified,
+            samples: vec![median; 3],
+            stats: Stats::from_samples(&[median; 3]),
+        };
+        nest0.add(run(2.0), Proposer::Baseline).unwrap();
+        assert_eq!(nest0.find(&tiled).unwrap().verified_median(), Some(2.0));
+        assert!(nest0.find(&Recipe::default()).is_none());
+        assert_eq!(nest0.candidates().len(), 1);
+        let nest1 = NestRecords {
+            log: &mut log,
+            program: "p".into(),
+            nest: "nest1".into(),
+            fingerprint: "f".into(),
+            machine: "m".into(),
+            compiler: "cc".into(),
+        };
+        assert!(nest1.find(&tiled).is_none() && nest1.candidates().is_empty());
     }
 }

@@ -270,7 +270,7 @@ pub fn dry_run(cfg: &RunConfig, phases: &Phases) -> Result<DryRun> {
     if saving {
         let _ = std::fs::remove_dir_all(&partial);
         std::fs::create_dir_all(&partial)
-            .map_err(|e| Error::Failed(format!("{}: {e}", partial.display())))?;
+            .map_err(Error::write(&partial))?;
     }
     let outcome = run(
         &b.exe,
@@ -302,14 +302,12 @@ pub fn dry_run(cfg: &RunConfig, phases: &Phases) -> Result<DryRun> {
                 files: report.saved.clone(),
             };
             let text = serde_json::to_string_pretty(&manifest).expect("manifest serializes");
-            write_file(&partial.join("manifest.json"), &text)?;
+            crate::files::write(&partial.join("manifest.json"), &text)?;
             let old = cache.root.join(format!("data.old-{}", std::process::id()));
             if data.exists() {
-                std::fs::rename(&data, &old)
-                    .map_err(|e| Error::Failed(format!("{}: {e}", data.display())))?;
+                std::fs::rename(&data, &old).map_err(Error::write(&data))?;
             }
-            std::fs::rename(&partial, &data)
-                .map_err(|e| Error::Failed(format!("{}: {e}", data.display())))?;
+            std::fs::rename(&partial, &data).map_err(Error::write(&data))?;
             let _ = std::fs::remove_dir_all(&old);
         } else {
             let _ = std::fs::remove_dir_all(&partial);
@@ -329,7 +327,7 @@ pub fn dry_run(cfg: &RunConfig, phases: &Phases) -> Result<DryRun> {
     drop(run_phase);
     let summary = summarize(&parsed, &nests, &report, &outcome, &b, saved);
     let text = serde_json::to_string_pretty(&summary).expect("summary serializes");
-    write_file(&cache.run_summary(), &text)?;
+    crate::files::write(&cache.run_summary(), &text)?;
     Ok(DryRun {
         summary,
         parsed: parsed.clone(),
@@ -340,14 +338,16 @@ pub fn dry_run(cfg: &RunConfig, phases: &Phases) -> Result<DryRun> {
     })
 }
 
-pub fn write_file(path: &Path, text: &str) -> Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::Failed(format!("{}: {e}", dir.display())))?;
+/// The dry run, refused unless the program exited normally and its data was saved.
+pub fn checked_dry_run(cfg: &RunConfig) -> Result<DryRun> {
+    let dry = dry_run(cfg, &Phases::new())?;
+    if dry.summary.exit_code != 0 || dry.summary.saved.as_ref().is_none_or(|s| s.failed) {
+        return Err(Error::Failed(format!(
+            "{}: the dry run did not finish normally (exit code {})",
+            dry.summary.file, dry.summary.exit_code
+        )));
     }
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).map_err(|e| Error::Failed(format!("{}: {e}", tmp.display())))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::Failed(format!("{}: {e}", path.display())))
+    Ok(dry)
 }
 
 fn summarize(

@@ -9,11 +9,12 @@
 //! and a bootstrap interval of the ratio of medians against a noise threshold.
 
 pub mod report;
-pub mod stats;
 pub mod svg;
 
 use crate::environment::Environment;
+use crate::spec::ProgramSpec;
 use crate::{Error, Result};
+use profiling::stats::{self, Class};
 use profiling::build::{build, BuildRequest, Toolchain};
 use profiling::cc::CcArgs;
 use profiling::run::{run, Exit, RunOptions};
@@ -21,14 +22,42 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Which copy of a program a benchmark times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    /// The user's program as it is.
+    Original,
+    /// Its copy with the kept recipes applied.
+    Tuned,
+}
+
+/// What a sample measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeUnit {
+    /// The sum of the program's timed `#pragma scop` regions.
+    Region,
+    /// The whole run's wall time (a program without regions).
+    Wall,
+}
+
+impl std::fmt::Display for TimeUnit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TimeUnit::Region => "region",
+            TimeUnit::Wall => "wall",
+        })
+    }
+}
+
 /// One program variant to time.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Benchmark {
     /// `program` or `program:tuned`.
     pub name: String,
     pub program: String,
-    /// `original` or `tuned`.
-    pub variant: String,
+    pub variant: Variant,
     /// cc-style arguments, the timed source first.
     pub args: Vec<String>,
     pub openmp: bool,
@@ -37,7 +66,7 @@ pub struct Benchmark {
 /// The benchmarks of a suite: each job's program, and its tuned copy when `tuned` (a
 /// `tune batch` folder) holds one (built with the original's folder on the include
 /// path, so that its quoted includes resolve as the original's do).
-pub fn benchmarks(jobs: &[crate::batch::Job], tuned: Option<&Path>) -> Vec<Benchmark> {
+pub fn benchmarks(jobs: &[ProgramSpec], tuned: Option<&Path>) -> Vec<Benchmark> {
     let mut out = Vec::new();
     for j in jobs {
         out.push(Benchmark::original(&j.name, j.args.clone()));
@@ -59,7 +88,7 @@ impl Benchmark {
         Benchmark {
             name: program.to_string(),
             program: program.to_string(),
-            variant: "original".into(),
+            variant: Variant::Original,
             args,
             openmp: false,
         }
@@ -81,7 +110,7 @@ impl Benchmark {
         Benchmark {
             name: format!("{program}:tuned"),
             program: program.to_string(),
-            variant: "tuned".into(),
+            variant: Variant::Tuned,
             args,
             openmp: true,
         }
@@ -106,11 +135,11 @@ pub struct BenchConfig {
 pub struct Sampled {
     pub name: String,
     pub program: String,
-    pub variant: String,
+    pub variant: Variant,
     /// Seconds per run: the sum of the timed regions, or the whole run's wall time
     /// when the program has no region (`unit` says which).
     pub samples: Vec<f64>,
-    pub unit: String,
+    pub unit: TimeUnit,
     pub median: f64,
     /// blake3 of the program's standard output (the same for variants of a program
     /// that compute the same).
@@ -121,7 +150,7 @@ pub struct Sampled {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RoofPoint {
     pub program: String,
-    pub variant: String,
+    pub variant: Variant,
     pub nest: String,
     pub oi: f64,
     pub gflops: f64,
@@ -145,8 +174,7 @@ pub struct Change {
     pub ratio: f64,
     pub ratio_ci: (f64, f64),
     pub p_value: f64,
-    /// improved, regressed or unchanged.
-    pub class: String,
+    pub class: Class,
 }
 
 /// A run compared with a saved baseline.
@@ -166,7 +194,8 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    pub fn count(&self, class: &str) -> usize {
+    /// How many benchmarks changed as `class` says.
+    pub fn count(&self, class: Class) -> usize {
         self.changes.iter().filter(|c| c.class == class).count()
     }
 }
@@ -189,11 +218,11 @@ impl BenchReport {
     /// Tuned-over-original speedups: (program, speedup, 95% interval).
     pub fn speedups(&self) -> Vec<(String, f64, (f64, f64))> {
         let mut out = Vec::new();
-        for t in self.benchmarks.iter().filter(|b| b.variant == "tuned") {
+        for t in self.benchmarks.iter().filter(|b| b.variant == Variant::Tuned) {
             let Some(o) = self
                 .benchmarks
                 .iter()
-                .find(|b| b.program == t.program && b.variant == "original")
+                .find(|b| b.program == t.program && b.variant == Variant::Original)
             else {
                 continue;
             };
@@ -273,8 +302,7 @@ struct Built {
 fn build_one(cfg: &BenchConfig, b: &Benchmark) -> Result<Built> {
     let args = CcArgs::parse(&b.args)?;
     let file = Path::new(&b.args[0]);
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| Error::Input(format!("{}: {e}", file.display())))?;
+    let text = std::fs::read_to_string(file).map_err(Error::read(file))?;
     let timed = timed_source(&text);
     let timer = timer_path(cfg);
     let mut cflags = args.cflags.clone();
@@ -368,10 +396,10 @@ pub fn run_suite(
 ) -> Result<BenchReport> {
     use rayon::prelude::*;
     if benches.is_empty() {
-        return Err(Error::Input(format!("{suite}: the suite has no programs")));
+        return Err(Error::Usage(format!("{suite}: the suite has no programs")));
     }
     // Written once, before the parallel builds read it.
-    crate::run::write_file(&timer_path(cfg), TIMER_SOURCE)?;
+    crate::files::write(&timer_path(cfg), TIMER_SOURCE)?;
     let built: Vec<Built> = benches
         .par_iter()
         .map(|b| build_one(cfg, b))
@@ -396,10 +424,14 @@ pub fn run_suite(
         .map(|((b, e), (s, h))| Sampled {
             name: b.name.clone(),
             program: b.program.clone(),
-            variant: b.variant.clone(),
+            variant: b.variant,
             median: stats::median(&s),
             samples: s,
-            unit: if e.timed { "region" } else { "wall" }.into(),
+            unit: if e.timed {
+                TimeUnit::Region
+            } else {
+                TimeUnit::Wall
+            },
             output_hash: h,
         })
         .collect();
@@ -436,12 +468,7 @@ pub fn compare(
             ratio: c.ratio,
             ratio_ci: c.ratio_ci,
             p_value: c.p_value,
-            class: match c.class {
-                stats::Class::Improved => "improved",
-                stats::Class::Regressed => "regressed",
-                stats::Class::Unchanged => "unchanged",
-            }
-            .into(),
+            class: c.class,
         });
     }
     let missing = baseline
@@ -470,7 +497,7 @@ pub fn baseline_path(store: &Path, name: &str) -> Result<PathBuf> {
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
         || name.starts_with('.')
     {
-        return Err(Error::Input(format!(
+        return Err(Error::Usage(format!(
             "baseline name '{name}': use letters, digits, '-', '_' and '.'"
         )));
     }
@@ -482,7 +509,7 @@ pub fn save_baseline(store: &Path, name: &str, report: &BenchReport) -> Result<P
     let path = baseline_path(store, name)?;
     let mut r = report.clone();
     r.comparison = None;
-    crate::run::write_file(
+    crate::files::write(
         &path,
         &serde_json::to_string_pretty(&r).expect("report serializes"),
     )?;
@@ -493,13 +520,13 @@ pub fn save_baseline(store: &Path, name: &str, report: &BenchReport) -> Result<P
 pub fn load_baseline(store: &Path, name: &str) -> Result<BenchReport> {
     let path = baseline_path(store, name)?;
     let text = std::fs::read_to_string(&path).map_err(|e| {
-        Error::Input(format!(
+        Error::Usage(format!(
             "baseline '{name}' ({}): {e}; save one with --save-baseline {name}",
             path.display()
         ))
     })?;
     serde_json::from_str(&text).map_err(|e| {
-        Error::Input(format!(
+        Error::Usage(format!(
             "{}:{}:{}: {e}",
             path.display(),
             e.line(),
@@ -513,7 +540,7 @@ pub fn load_baseline(store: &Path, name: &str) -> Result<BenchReport> {
 /// operational intensity and GFLOP/s under the machine's measured roofs; tuned variants
 /// with a `tune batch` report are placed by their tuned nest times at the same counts.
 pub fn roofline(
-    jobs: &[crate::batch::Job],
+    jobs: &[ProgramSpec],
     tuned: Option<&Path>,
     cache_root: &Path,
     toolchain: &Toolchain,
@@ -525,7 +552,7 @@ pub fn roofline(
     for j in jobs {
         let cfg = ProfileConfig {
             run: crate::run::RunConfig::tuning(
-                CcArgs::parse(&j.args)?,
+                j.cc()?,
                 cache_root.to_path_buf(),
                 toolchain.clone(),
             ),
@@ -541,7 +568,7 @@ pub fn roofline(
         if roof.is_none() {
             roof = p.roof.clone();
         }
-        let tuned_report: Option<crate::pipeline::ApplyReport> = tuned
+        let tuned_report: Option<crate::report::ApplyReport> = tuned
             .map(|d| d.join("programs").join(&j.name).join("report.json"))
             .and_then(|f| std::fs::read_to_string(f).ok())
             .and_then(|t| serde_json::from_str(&t).ok());
@@ -561,7 +588,7 @@ pub fn roofline(
             };
             points.push(RoofPoint {
                 program: j.name.clone(),
-                variant: "original".into(),
+                variant: Variant::Original,
                 nest: row.nest.clone(),
                 oi,
                 gflops: row.gflops,
@@ -575,7 +602,7 @@ pub fn roofline(
                 let per_call = row.flops as f64 / row.versions.max(1) as f64;
                 points.push(RoofPoint {
                     program: j.name.clone(),
-                    variant: "tuned".into(),
+                    variant: Variant::Tuned,
                     nest: row.nest.clone(),
                     oi,
                     gflops: per_call / t.max(1e-12) / 1e9,

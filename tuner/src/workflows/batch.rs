@@ -13,25 +13,18 @@
 //! their own folder; [`merge`] joins the folders.
 
 use crate::environment::Environment;
-use crate::pipeline::{ApplyReport, Pipeline, ProgramSpec};
+use crate::events::{Event, Events};
+use crate::pipeline::Pipeline;
+use crate::report::ApplyReport;
+use crate::spec::{stem, ProgramSpec};
 use crate::{Error, Result};
-use profiling::cc::CcArgs;
+use profiling::files::Journal;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
-
-/// One program to tune.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Job {
-    /// Unique within a batch (the folder of its results).
-    pub name: String,
-    /// cc-style arguments: the source with the region first, then flags.
-    pub args: Vec<String>,
-}
 
 /// Every program named by `inputs`: a suite manifest (`*.json`), a folder holding
 /// `suite.json`, a folder of `.c` files with `#pragma scop` regions, or one `.c` file.
@@ -41,27 +34,19 @@ pub fn collect_jobs(
     inputs: &[PathBuf],
     preset: datasets::Preset,
     flags: &[String],
-) -> Result<Vec<Job>> {
-    let mut jobs: Vec<Job> = Vec::new();
-    let suite = |path: &Path, jobs: &mut Vec<Job>| -> Result<()> {
-        let s = datasets::Suite::load(path).map_err(|e| Error::Input(e.to_string()))?;
+) -> Result<Vec<ProgramSpec>> {
+    let mut jobs: Vec<ProgramSpec> = Vec::new();
+    let suite = |path: &Path, jobs: &mut Vec<ProgramSpec>| -> Result<()> {
+        let s = datasets::Suite::load(path)?;
         for p in &s.programs {
-            jobs.push(Job {
-                name: p.name.clone(),
-                args: s.args(p, preset),
-            });
+            jobs.push(ProgramSpec::named(&p.name, s.args(p, preset)));
         }
         Ok(())
     };
-    let loose = |path: &Path, jobs: &mut Vec<Job>| {
+    let loose = |path: &Path, jobs: &mut Vec<ProgramSpec>| {
         let mut args = vec![path.display().to_string(), preset.flag()];
         args.extend(flags.iter().cloned());
-        jobs.push(Job {
-            name: path
-                .file_stem()
-                .map_or("program".into(), |s| s.to_string_lossy().into_owned()),
-            args,
-        });
+        jobs.push(ProgramSpec::named(stem(&path.display().to_string()), args));
     };
     for input in inputs {
         if input.is_dir() {
@@ -71,14 +56,14 @@ pub fn collect_jobs(
                 continue;
             }
             let mut files: Vec<PathBuf> = std::fs::read_dir(input)
-                .map_err(|e| Error::Input(format!("{}: {e}", input.display())))?
+                .map_err(Error::read(input))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "c"))
                 .filter(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("#pragma scop")))
                 .collect();
             files.sort();
             if files.is_empty() {
-                return Err(Error::Input(format!(
+                return Err(Error::Usage(format!(
                     "{}: no suite.json and no .c file with a #pragma scop region",
                     input.display()
                 )));
@@ -91,7 +76,7 @@ pub fn collect_jobs(
         } else if input.is_file() {
             loose(input, &mut jobs);
         } else {
-            return Err(Error::Input(format!(
+            return Err(Error::Usage(format!(
                 "{}: no such file or folder",
                 input.display()
             )));
@@ -100,7 +85,7 @@ pub fn collect_jobs(
     jobs.sort_by(|a, b| a.name.cmp(&b.name));
     for w in jobs.windows(2) {
         if w[0].name == w[1].name {
-            return Err(Error::Input(format!(
+            return Err(Error::Usage(format!(
                 "program name '{}' is given twice ({} and {}); names must be unique in a batch",
                 w[0].name, w[0].args[0], w[1].args[0]
             )));
@@ -110,7 +95,7 @@ pub fn collect_jobs(
 }
 
 /// Shard `i` of `n` (0-based): every n-th program of the sorted list, starting at i.
-pub fn shard(jobs: Vec<Job>, i: usize, n: usize) -> Vec<Job> {
+pub fn shard(jobs: Vec<ProgramSpec>, i: usize, n: usize) -> Vec<ProgramSpec> {
     jobs.into_iter()
         .enumerate()
         .filter(|(k, _)| k % n == i)
@@ -121,7 +106,7 @@ pub fn shard(jobs: Vec<Job>, i: usize, n: usize) -> Vec<Job> {
 /// `I/N` with `I < N` (e.g. `$SLURM_ARRAY_TASK_ID/4`).
 pub fn parse_shard(s: &str) -> Result<(usize, usize)> {
     let bad = || {
-        Error::Input(format!(
+        Error::Usage(format!(
             "--shard {s}: expected I/N with 0 <= I < N, e.g. 0/4"
         ))
     };
@@ -141,8 +126,7 @@ pub fn parse_shard(s: &str) -> Result<(usize, usize)> {
 pub struct Outcome {
     pub program: String,
     pub args: Vec<String>,
-    /// `tuned` or `failed`.
-    pub status: String,
+    pub status: Status,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub nests: usize,
@@ -160,98 +144,59 @@ pub struct Outcome {
     pub report_file: Option<String>,
 }
 
-const JOURNAL: &str = "journal.jsonl";
-
-/// The append-only record of finished programs.
-pub struct Journal {
-    path: PathBuf,
-    file: Mutex<std::fs::File>,
+/// How a program of a batch ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Tuned,
+    Failed,
 }
 
-impl Journal {
-    /// Reads the outcomes in `dir`'s journal. A torn last line (a run killed while
-    /// writing it) is dropped and cut off the file so that later lines start clean; any
-    /// other unreadable line is an error, as is a program listed twice.
-    pub fn read(dir: &Path) -> Result<Vec<Outcome>> {
-        Ok(Self::read_valid(dir)?.0)
-    }
+const JOURNAL: &str = "journal.jsonl";
 
-    fn read_valid(dir: &Path) -> Result<(Vec<Outcome>, u64)> {
+/// The append-only record of finished programs: a [`Journal`] of outcomes (a torn last
+/// line is cut off on resume, any other damage is refused), shared by the pool's
+/// threads, in which each program is listed once.
+pub struct BatchJournal(Mutex<Journal<Outcome>>);
+
+impl BatchJournal {
+    /// The outcomes in `dir`'s journal (none without one).
+    pub fn read(dir: &Path) -> Result<Vec<Outcome>> {
         let path = dir.join(JOURNAL);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
-            Err(e) => return Err(Error::Input(format!("{}: {e}", path.display()))),
-        };
-        let mut out: Vec<Outcome> = Vec::new();
-        let mut valid = 0u64;
-        let mut rest = &bytes[..];
-        let mut line_no = 0;
-        while !rest.is_empty() {
-            line_no += 1;
-            let Some(end) = rest.iter().position(|&b| b == b'\n') else {
-                break; // torn last line
-            };
-            let line = &rest[..end];
-            rest = &rest[end + 1..];
-            match serde_json::from_slice::<Outcome>(line) {
-                Ok(o) => {
-                    if out.iter().any(|x| x.program == o.program) {
-                        return Err(Error::Input(format!(
-                            "{}:{line_no}: program '{}' is listed twice",
-                            path.display(),
-                            o.program
-                        )));
-                    }
-                    out.push(o);
-                    valid += end as u64 + 1;
-                }
-                Err(e) if rest.is_empty() => {
-                    let _ = e; // a torn last line that happened to end in a newline
-                    break;
-                }
-                Err(e) => {
-                    return Err(Error::Input(format!(
-                        "{}:{line_no}: not a journal line: {e}",
-                        path.display()
-                    )))
-                }
-            }
-        }
-        Ok((out, valid))
+        let all = Journal::read(&path)?;
+        once_each(&path, &all)?;
+        Ok(all)
     }
 
     /// Opens `dir`'s journal for appending, cutting off a torn last line.
-    fn open(dir: &Path) -> Result<(Journal, Vec<Outcome>)> {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::Failed(format!("{}: {e}", dir.display())))?;
-        let (done, valid) = Self::read_valid(dir)?;
+    fn open(dir: &Path) -> Result<(BatchJournal, Vec<Outcome>)> {
         let path = dir.join(JOURNAL);
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| Error::Failed(format!("{}: {e}", path.display())))?;
-        file.set_len(valid)
-            .map_err(|e| Error::Failed(format!("{}: {e}", path.display())))?;
-        Ok((
-            Journal {
-                path,
-                file: Mutex::new(file),
-            },
-            done,
-        ))
+        let j = Journal::open(&path)?;
+        let done = j.records().to_vec();
+        once_each(&path, &done)?;
+        Ok((BatchJournal(Mutex::new(j)), done))
     }
 
     /// Appends one outcome as one line and flushes it to disk.
     fn append(&self, o: &Outcome) -> Result<()> {
-        let mut line = serde_json::to_string(o).expect("outcome serializes");
-        line.push('\n');
-        let mut f = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        f.write_all(line.as_bytes())
-            .and_then(|_| f.sync_data())
-            .map_err(|e| Error::Failed(format!("{}: {e}", self.path.display())))
+        let mut j = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(j.append(o)?)
     }
+}
+
+/// Refuses a journal that lists a program twice.
+fn once_each(path: &Path, all: &[Outcome]) -> Result<()> {
+    for (i, o) in all.iter().enumerate() {
+        if all[..i].iter().any(|x| x.program == o.program) {
+            return Err(Error::Usage(format!(
+                "{}:{}: program '{}' is listed twice",
+                path.display(),
+                i + 1,
+                o.program
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// How to run a batch.
@@ -277,24 +222,9 @@ pub struct Summary {
     pub seconds: f64,
 }
 
-/// Progress of a batch, told to the caller (progress bars or plain lines).
-pub enum Event<'a> {
-    /// Tuning starts; `done` programs were finished by an earlier run.
-    Start { total: usize, done: usize },
-    /// A program started.
-    Begin { program: &'a str },
-    /// A step of a program's tuning.
-    Step { program: &'a str, what: &'a str },
-    /// A program finished (its journal line is written).
-    End { outcome: &'a Outcome },
-}
-
-/// Where a batch tells its [`Event`]s.
-pub type Events = std::sync::Arc<dyn Fn(Event) + Send + Sync>;
-
 /// Geometric mean of speedups; 1 for none.
 fn geomean_or_one(v: &[f64]) -> f64 {
-    let g = crate::bench::stats::geomean(v);
+    let g = profiling::stats::geomean(v);
     if g.is_finite() {
         g
     } else {
@@ -303,26 +233,26 @@ fn geomean_or_one(v: &[f64]) -> f64 {
 }
 
 /// Tunes every job not already in the journal (see the module documentation).
-pub fn run(cfg: &BatchConfig, jobs: &[Job], events: &Events) -> Result<Summary> {
+pub fn run(cfg: &BatchConfig, jobs: &[ProgramSpec], events: &Events) -> Result<Summary> {
     let t0 = Instant::now();
     let journal_exists = cfg.out.join(JOURNAL).is_file();
     if journal_exists && !cfg.resume {
-        return Err(Error::Input(format!(
+        return Err(Error::Usage(format!(
             "{}: holds the journal of an earlier batch; pass --resume to finish it, or choose another --out",
             cfg.out.display()
         )));
     }
-    let (journal, done) = Journal::open(&cfg.out)?;
-    let todo: Vec<&Job> = jobs
+    let (journal, done) = BatchJournal::open(&cfg.out)?;
+    let todo: Vec<&ProgramSpec> = jobs
         .iter()
         .filter(|j| !done.iter().any(|o| o.program == j.name))
         .collect();
-    events(Event::Start {
+    events(Event::BatchStart {
         total: jobs.len(),
         done: jobs.len() - todo.len(),
     });
     // Measured once, before the programs share the machine.
-    let _ = crate::database::machine_info(&cfg.pipeline.cache_root, &cfg.pipeline.toolchain);
+    let _ = crate::features::machine_info(&cfg.pipeline.cache_root, &cfg.pipeline.toolchain);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.jobs.max(1))
         .build()
@@ -349,12 +279,12 @@ pub fn run(cfg: &BatchConfig, jobs: &[Job], events: &Events) -> Result<Summary> 
     Ok(summary)
 }
 
-fn tune_one(cfg: &BatchConfig, job: &Job, events: &Events) -> Outcome {
+fn tune_one(cfg: &BatchConfig, job: &ProgramSpec, events: &Events) -> Outcome {
     let t0 = Instant::now();
     let failed = |error: String| Outcome {
         program: job.name.clone(),
         args: job.args.clone(),
-        status: "failed".into(),
+        status: Status::Failed,
         error: Some(error),
         nests: 0,
         tuned_nests: 0,
@@ -364,32 +294,17 @@ fn tune_one(cfg: &BatchConfig, job: &Job, events: &Events) -> Outcome {
         tuned_file: None,
         report_file: None,
     };
-    let spec = match CcArgs::parse(&job.args) {
-        Ok(args) => ProgramSpec {
-            args,
-            function: None,
-            program_args: Vec::new(),
-        },
-        Err(e) => return failed(e.to_string()),
-    };
-    let (sink, name) = (events.clone(), job.name.clone());
-    let report = cfg
-        .pipeline
-        .clone()
-        .on_progress(move |what| {
-            sink(Event::Step {
-                program: &name,
-                what,
-            })
-        })
-        .apply(&spec);
+    if let Err(e) = job.cc() {
+        return failed(e.to_string());
+    }
+    let report = cfg.pipeline.clone().events(events.clone()).apply(job);
     match report.and_then(|r| save_program(&cfg.out, &job.name, &r).map(|f| (r, f))) {
         Ok((r, (tuned_file, report_file))) => {
             let speedups: Vec<f64> = r.nests.iter().map(|n| n.speedup).collect();
             Outcome {
                 program: job.name.clone(),
                 args: job.args.clone(),
-                status: "tuned".into(),
+                status: Status::Tuned,
                 error: None,
                 nests: r.nests.len(),
                 tuned_nests: r.nests.iter().filter(|n| n.tuned.is_some()).count(),
@@ -410,8 +325,8 @@ fn save_program(out: &Path, name: &str, r: &ApplyReport) -> Result<(String, Stri
     let rel_dir = Path::new("programs").join(name);
     let tuned = rel_dir.join(format!("{name}.tuned.c"));
     let report = rel_dir.join("report.json");
-    crate::run::write_file(&out.join(&tuned), &r.source)?;
-    crate::run::write_file(
+    crate::files::write(&out.join(&tuned), &r.source)?;
+    crate::files::write(
         &out.join(&report),
         &serde_json::to_string_pretty(r).expect("report serializes"),
     )?;
@@ -422,7 +337,7 @@ fn summarize(environment: Environment, mut programs: Vec<Outcome>, seconds: f64)
     programs.sort_by(|a, b| a.program.cmp(&b.program));
     let tuned: Vec<f64> = programs
         .iter()
-        .filter(|o| o.status == "tuned")
+        .filter(|o| o.status == Status::Tuned)
         .map(|o| o.speedup)
         .collect();
     Summary {
@@ -436,7 +351,7 @@ fn summarize(environment: Environment, mut programs: Vec<Outcome>, seconds: f64)
 }
 
 fn write_summary(out: &Path, s: &Summary) -> Result<()> {
-    crate::run::write_file(
+    crate::files::write(
         &out.join("summary.json"),
         &serde_json::to_string_pretty(s).expect("summary serializes"),
     )
@@ -448,7 +363,7 @@ fn write_summary(out: &Path, s: &Summary) -> Result<()> {
 /// (nothing is written then).
 pub fn merge(out: &Path, shards: &[PathBuf], env: Environment) -> Result<Summary> {
     let t0 = Instant::now();
-    let (journal, existing) = Journal::open(out)?;
+    let (journal, existing) = BatchJournal::open(out)?;
     let mut taken: BTreeMap<String, (Outcome, PathBuf)> = existing
         .into_iter()
         .map(|o| (o.program.clone(), (o, out.to_path_buf())))
@@ -456,16 +371,16 @@ pub fn merge(out: &Path, shards: &[PathBuf], env: Environment) -> Result<Summary
     let mut new: Vec<(Outcome, PathBuf)> = Vec::new();
     for dir in shards {
         if !dir.join(JOURNAL).is_file() {
-            return Err(Error::Input(format!(
+            return Err(Error::Usage(format!(
                 "{}: no {JOURNAL} (not the folder of a batch)",
                 dir.display()
             )));
         }
-        for o in Journal::read(dir)? {
+        for o in BatchJournal::read(dir)? {
             match taken.get(&o.program) {
                 Some((same, _)) if *same == o => continue,
                 Some((_, other)) => {
-                    return Err(Error::Input(format!(
+                    return Err(Error::Usage(format!(
                         "program '{}' has different results in {} and {}",
                         o.program,
                         other.display(),
@@ -482,9 +397,8 @@ pub fn merge(out: &Path, shards: &[PathBuf], env: Environment) -> Result<Summary
     for (o, dir) in &new {
         for rel in [&o.tuned_file, &o.report_file].into_iter().flatten() {
             let from = dir.join(rel);
-            let text = std::fs::read_to_string(&from)
-                .map_err(|e| Error::Input(format!("{}: {e}", from.display())))?;
-            crate::run::write_file(&out.join(rel), &text)?;
+            let text = std::fs::read_to_string(&from).map_err(Error::read(&from))?;
+            crate::files::write(&out.join(rel), &text)?;
         }
         journal.append(o)?;
     }
@@ -492,41 +406,6 @@ pub fn merge(out: &Path, shards: &[PathBuf], env: Environment) -> Result<Summary
     let summary = summarize(env, all, t0.elapsed().as_secs_f64());
     write_summary(out, &summary)?;
     Ok(summary)
-}
-
-/// The summary as a terminal table.
-pub fn render(s: &Summary) -> String {
-    use std::fmt::Write;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<20}{:>8}{:>7}{:>7}{:>10}{:>10}{:>9}  file or error",
-        "program", "status", "nests", "tuned", "speedup", "variants", "s"
-    );
-    for o in &s.programs {
-        let _ = writeln!(
-            out,
-            "{:<20}{:>8}{:>7}{:>7}{:>9.2}x{:>10}{:>9.1}  {}",
-            o.program,
-            o.status,
-            o.nests,
-            o.tuned_nests,
-            o.speedup,
-            o.measured_variants,
-            o.seconds,
-            o.tuned_file.as_deref().or(o.error.as_deref()).unwrap_or("")
-        );
-    }
-    let _ = writeln!(
-        out,
-        "{} programs: {} tuned, {} failed; geomean nest speedup {:.2}x; {:.1} s",
-        s.programs.len(),
-        s.tuned,
-        s.failed,
-        s.speedup,
-        s.seconds
-    );
-    out
 }
 
 #[cfg(test)]
@@ -537,7 +416,7 @@ mod tests {
         Outcome {
             program: p.into(),
             args: vec![format!("{p}.c")],
-            status: "tuned".into(),
+            status: Status::Tuned,
             error: None,
             nests: 1,
             tuned_nests: 1,
@@ -551,11 +430,8 @@ mod tests {
 
     #[test]
     fn shards_cover_every_job_once() {
-        let jobs: Vec<Job> = (0..10)
-            .map(|i| Job {
-                name: format!("p{i}"),
-                args: vec![],
-            })
+        let jobs: Vec<ProgramSpec> = (0..10)
+            .map(|i| ProgramSpec::named(format!("p{i}"), vec![]))
             .collect();
         let mut seen: Vec<String> = (0..3)
             .flat_map(|i| shard(jobs.clone(), i, 3))
@@ -576,7 +452,7 @@ mod tests {
     #[test]
     fn a_torn_last_line_is_dropped_and_cut_off() {
         let dir = tempfile::tempdir().unwrap();
-        let (j, done) = Journal::open(dir.path()).unwrap();
+        let (j, done) = BatchJournal::open(dir.path()).unwrap();
         assert!(done.is_empty());
         j.append(&outcome("a")).unwrap();
         j.append(&outcome("b")).unwrap();
@@ -589,13 +465,13 @@ mod tests {
             .unwrap();
         f.write_all(br#"{"program":"c","ar"#).unwrap();
         drop(f);
-        let (j, done) = Journal::open(dir.path()).unwrap();
+        let (j, done) = BatchJournal::open(dir.path()).unwrap();
         assert_eq!(
             done.iter().map(|o| o.program.as_str()).collect::<Vec<_>>(),
             ["a", "b"]
         );
         j.append(&outcome("c")).unwrap();
-        let all = Journal::read(dir.path()).unwrap();
+        let all = BatchJournal::read(dir.path()).unwrap();
         assert_eq!(all.len(), 3);
         assert_eq!(all[2], outcome("c"));
     }
@@ -609,10 +485,10 @@ mod tests {
             format!("{line}\nnot json\n{line}\n"),
         )
         .unwrap();
-        let e = Journal::read(dir.path()).unwrap_err().to_string();
-        assert!(e.contains("journal.jsonl:2: not a journal line"), "{e}");
+        let e = BatchJournal::read(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("journal.jsonl:2: damaged line"), "{e}");
         std::fs::write(dir.path().join(JOURNAL), format!("{line}\n{line}\n")).unwrap();
-        let e = Journal::read(dir.path()).unwrap_err().to_string();
+        let e = BatchJournal::read(dir.path()).unwrap_err().to_string();
         assert!(e.contains(":2: program 'a' is listed twice"), "{e}");
     }
 
@@ -625,12 +501,12 @@ mod tests {
         with_file.tuned_file = Some("programs/x/x.tuned.c".into());
         std::fs::create_dir_all(a.path().join("programs/x")).unwrap();
         std::fs::write(a.path().join("programs/x/x.tuned.c"), "int main(){}\n").unwrap();
-        Journal::open(a.path())
+        BatchJournal::open(a.path())
             .unwrap()
             .0
             .append(&with_file)
             .unwrap();
-        Journal::open(b.path())
+        BatchJournal::open(b.path())
             .unwrap()
             .0
             .append(&outcome("y"))
@@ -650,11 +526,11 @@ mod tests {
         let c = tempfile::tempdir().unwrap();
         let mut other = outcome("y");
         other.speedup = 3.0;
-        Journal::open(c.path()).unwrap().0.append(&other).unwrap();
+        BatchJournal::open(c.path()).unwrap().0.append(&other).unwrap();
         let e = merge(out.path(), &[c.path().to_path_buf()], env)
             .unwrap_err()
             .to_string();
         assert!(e.contains("program 'y' has different results"), "{e}");
-        assert_eq!(Journal::read(out.path()).unwrap().len(), 2);
+        assert_eq!(BatchJournal::read(out.path()).unwrap().len(), 2);
     }
 }

@@ -1,33 +1,42 @@
-//! The recipe space of a nest, enumerable: from a recipe (a prefix), every step that
-//! applies legally next, over a fixed grid of parameters. Recipes are sequences of such
-//! steps, so the space is the tree these calls unfold; `search::sample` walks it at
-//! random, this module lists it.
+//! The tree space: from a recipe (a prefix), every step that applies legally next,
+//! over a fixed grid of parameters. Recipes are sequences of such steps, so the space
+//! is the tree these calls unfold; it is small enough to list for short recipes (the
+//! grid strategy walks it in order) and a random descent draws from it.
 
-use crate::search::Target;
-use ir::program::{Loop, Node};
+use super::{Space, TILE_SIZES};
+use crate::rng::Rng;
+use crate::target::{band_depth, preorder, Target};
 use ir::transform::{apply, Recipe, Schedule, Step};
 
-/// Tile sizes of the grid.
-pub const TILE_SIZES: [i64; 5] = [8, 16, 32, 64, 128];
+/// The tree space of recipes of at most `max_steps` steps.
+#[derive(Debug, Clone, Copy)]
+pub struct TreeSpace {
+    pub max_steps: usize,
+}
+
+impl Space for TreeSpace {
+    /// A random descent: at each level, stop with probability 1/4 (never before the
+    /// first step), else take one of the legal next steps uniformly.
+    fn sample(&self, t: Target, rng: &mut Rng) -> Recipe {
+        let mut r = Recipe::default();
+        while r.steps.len() < self.max_steps {
+            if !r.steps.is_empty() && rng.chance(0.25) {
+                break;
+            }
+            let next = next_steps(t, &r);
+            let Some(s) = rng.pick(&next) else { break };
+            r.steps.push(s.clone());
+        }
+        r
+    }
+
+    fn enumerate(&self, t: Target, limit: usize) -> Option<Vec<Recipe>> {
+        Some(enumerate(t, self.max_steps, limit))
+    }
+}
+
 /// Unroll and unroll-and-jam factors of the grid.
 pub const FACTORS: [u32; 3] = [2, 4, 8];
-
-fn preorder(root: &Loop) -> Vec<&Loop> {
-    let mut v = vec![root];
-    v.extend(ir::program::loops(&root.body));
-    v
-}
-
-/// Depth of the perfectly nested band starting at `l`.
-fn band_depth(l: &Loop) -> usize {
-    let mut d = 1;
-    let mut cur = l;
-    while let [Node::Loop(inner)] = cur.body.as_slice() {
-        d += 1;
-        cur = inner;
-    }
-    d
-}
 
 fn permutations(m: usize) -> Vec<Vec<usize>> {
     if m == 1 {
@@ -107,7 +116,7 @@ pub fn next_steps(t: Target, prefix: &Recipe) -> Vec<Step> {
 
 /// Every recipe of at most `max_steps` steps (a breadth-first unfolding of the tree),
 /// up to `limit` recipes.
-pub fn enumerate(t: Target, max_steps: usize, limit: usize) -> Vec<Recipe> {
+fn enumerate(t: Target, max_steps: usize, limit: usize) -> Vec<Recipe> {
     let mut out = vec![Recipe::default()];
     let mut frontier = vec![Recipe::default()];
     for _ in 0..max_steps {
@@ -168,6 +177,12 @@ mod tests {
             .iter()
             .any(|s| matches!(s, Step::Parallelize { at: 2, .. })));
         let all = enumerate(t, 2, 60);
+        assert_eq!(TreeSpace { max_steps: 2 }.enumerate(t, 60), Some(all.clone()));
+        let mut rng = Rng::new(3);
+        for _ in 0..5 {
+            let r = TreeSpace { max_steps: 2 }.sample(t, &mut rng);
+            assert!((1..=2).contains(&r.steps.len()) && t.legal(&r), "{r:?}");
+        }
         assert!(all.len() > first.len());
         for r in &all {
             assert!(apply(&p, n.region, n.root, r).is_ok(), "{r:?}");

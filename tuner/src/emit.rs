@@ -1,0 +1,22 @@
+//! The tuned program: the user's own source with recipes applied to its nests.
+
+use crate::{Error, Result};
+use ir::transform::Recipe;
+use ir::Program;
+
+/// The source of `program`'s file with each (region, root loop, recipe) applied, and
+/// whether the result needs OpenMP; `what` names the step in an error.
+pub fn tuned_source(
+    program: &Program,
+    recipes: &[(usize, usize, Recipe)],
+    what: &'static str,
+) -> Result<(String, bool)> {
+    let (tuned, openmp) =
+        ir::emit::apply_recipes(program, recipes).map_err(|source| Error::Emit { what, source })?;
+    let text = std::fs::read_to_string(&program.file).map_err(Error::read(&program.file))?;
+    let out = ir::emit::tuned_source(&text, &tuned).map_err(|source| Error::Emit {
+        what: "writing the tuned source",
+        source,
+    })?;
+    Ok((out, openmp))
+}

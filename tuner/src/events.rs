@@ -1,0 +1,30 @@
+//! What the tuner tells its caller while it works: one [`Event`] type for every
+//! workflow, so that the command line draws progress bars or prints lines from one
+//! place. Nothing in the tuner prints.
+
+use crate::workflows::batch::Outcome;
+use std::sync::Arc;
+
+/// Progress of a workflow.
+#[derive(Debug, Clone, Copy)]
+pub enum Event<'a> {
+    /// A batch starts: `done` of `total` programs were finished by an earlier run.
+    BatchStart { total: usize, done: usize },
+    /// A program of a batch started.
+    Begin { program: &'a str },
+    /// A step of a program's tuning (`nest0: baseline`, `nest0: candidate 2/3`).
+    Step { program: &'a str, what: &'a str },
+    /// A program of a batch finished (its journal line is written).
+    End { outcome: &'a Outcome },
+    /// A unit of a long workflow is done (a program of `db build`, a nest of `db
+    /// eval` or `db transfer`): one line for the log.
+    Done { line: &'a str },
+}
+
+/// Where events go.
+pub type Events = Arc<dyn Fn(Event) + Send + Sync>;
+
+/// A sink that drops every event.
+pub fn silent() -> Events {
+    Arc::new(|_| {})
+}

@@ -1,0 +1,143 @@
+//! [`NestBench`]: one nest's cutout set up for measuring — the nest alone on the data
+//! its dry run saved, with a builder and a runner over it. Every workflow that measures
+//! a nest (apply, search, db transfer, db eval, `Pipeline::measure`) sets it up here.
+
+use crate::builder::{Builder, Built, CutoutBuilder};
+use crate::run::DryRun;
+use crate::runner::{CutoutRunner, Runner};
+use crate::target::Target;
+use crate::{Error, Result};
+use ir::codegen::Nest;
+use ir::transform::Recipe;
+use profiling::build::Toolchain;
+use profiling::cutout::{Cutout, CutoutRun, Verdict};
+use profiling::measure::Measure;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How variants are measured: toolchain, timer settings, time limit per run, cache.
+#[derive(Debug, Clone)]
+pub struct Measuring {
+    pub toolchain: Toolchain,
+    pub measure: Measure,
+    /// A run (warmup and every repetition) is killed after this long.
+    pub timeout: Duration,
+    pub cache_root: PathBuf,
+}
+
+/// A nest's cutout on its saved data, ready to build and run variants.
+pub struct NestBench<'a> {
+    pub program: &'a ir::Program,
+    pub nest: &'a Nest,
+    pub cutout: Cutout,
+    pub measuring: &'a Measuring,
+    builds: PathBuf,
+    scratch: PathBuf,
+}
+
+impl<'a> NestBench<'a> {
+    /// The cutout of `nest` from a finished dry run, built with the user's `cflags`.
+    pub fn new(
+        dry: &'a DryRun,
+        nest: &'a Nest,
+        cflags: &[String],
+        measuring: &'a Measuring,
+    ) -> NestBench<'a> {
+        let program = &dry.parsed.program;
+        NestBench {
+            program,
+            nest,
+            cutout: Cutout::new(
+                program.clone(),
+                nest.clone(),
+                dry.cache.data(),
+                cflags.to_vec(),
+            ),
+            measuring,
+            builds: dry.cache.root.join("cutouts"),
+            scratch: dry.cache.root.join("scratch"),
+        }
+    }
+
+    /// The nest as the tuning loop names it.
+    pub fn target(&self) -> Target<'a> {
+        Target {
+            program: self.program,
+            region: self.nest.region,
+            root: self.nest.root,
+        }
+    }
+
+    /// Builds variants of this nest.
+    pub fn builder(&self) -> CutoutBuilder<'_> {
+        CutoutBuilder {
+            target: self.target(),
+            cutout: &self.cutout,
+            toolchain: &self.measuring.toolchain,
+            dir: self.builds.clone(),
+        }
+    }
+
+    /// Runs variants of this nest.
+    pub fn runner(&self) -> CutoutRunner<'_> {
+        CutoutRunner {
+            cutout: &self.cutout,
+            timeout: self.measuring.timeout,
+            scratch: self.scratch.clone(),
+        }
+    }
+
+    /// The hash of the untransformed nest's cutout source: records of a changed nest
+    /// do not match.
+    pub fn fingerprint(&self) -> String {
+        blake3::hash(self.cutout.original().source.as_bytes()).to_hex()[..16].to_string()
+    }
+
+    /// Builds and measures `recipe` as the measuring settings say; a build failure is
+    /// the run's verdict and a refused recipe is `Ok(None)`.
+    pub fn measure(&self, recipe: &Recipe) -> Result<Option<(PathBuf, CutoutRun)>> {
+        match self.builder().build(recipe)? {
+            Built::Exe(exe) => {
+                let label = if recipe.steps.is_empty() {
+                    "original"
+                } else {
+                    "candidate"
+                };
+                let run = self.runner().run(&exe, label, &self.measuring.measure)?;
+                Ok(Some((exe, run)))
+            }
+            Built::Failed(message) => Ok(Some((
+                PathBuf::new(),
+                CutoutRun {
+                    nest: self.nest.name.clone(),
+                    variant: "candidate".into(),
+                    version: 0,
+                    verdict: Verdict::BuildFailed { message },
+                    warmup: 0,
+                    samples: Vec::new(),
+                    stats: Default::default(),
+                    counters: Vec::new(),
+                    wall_s: 0.0,
+                    first_s: 0.0,
+                },
+            ))),
+            Built::Refused(_) => Ok(None),
+        }
+    }
+
+    /// The untransformed nest, built and measured; an error when it does not
+    /// reproduce its saved outputs (nothing could be verified against them).
+    pub fn baseline(&self) -> Result<(PathBuf, CutoutRun)> {
+        let (exe, run) = self
+            .measure(&Recipe::default())?
+            .expect("the empty recipe always applies");
+        if run.verdict != Verdict::Verified {
+            return Err(Error::Failed(format!(
+                "{}: the untransformed nest does not reproduce its saved outputs: {}",
+                self.nest.name,
+                run.verdict.describe()
+            )));
+        }
+        Ok((exe, run))
+    }
+}

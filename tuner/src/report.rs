@@ -1,0 +1,186 @@
+//! What `tune apply` reports: per nest, the baseline, every candidate with its verdict
+//! and why it was kept or not, the kept recipe; the whole-program check; the time
+//! spent by phase. Serialized as the JSON report; the command line renders it.
+
+use crate::bench::TimeUnit;
+use ir::transform::Recipe;
+use profiling::cutout::Verdict;
+use profiling::measure::Stats;
+use serde::{Deserialize, Serialize};
+
+/// Where a candidate recipe came from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Neighbour {
+    pub program: String,
+    pub nest: String,
+    pub distance: f32,
+    /// The speedup the recipe reached on that nest.
+    pub speedup_there: f64,
+}
+
+/// What became of a candidate: measured (the cutout run's verdict), or passed over
+/// before any measurement (and why in [`Candidate::why`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CandidateVerdict {
+    #[serde(rename = "verified")]
+    Verified,
+    #[serde(rename = "wrong result")]
+    WrongResult,
+    #[serde(rename = "crashed")]
+    Crashed,
+    #[serde(rename = "timed out")]
+    TimedOut,
+    #[serde(rename = "build failed")]
+    BuildFailed,
+    /// Ran, but there was no reference output to verify against.
+    #[serde(rename = "unverified")]
+    Unverified,
+    /// The re-fitted recipe does not apply legally.
+    #[serde(rename = "refused")]
+    Refused,
+    /// No step of the recipe applies to this nest.
+    #[serde(rename = "not applicable")]
+    NotApplicable,
+    /// Re-fitted, it is a recipe already picked.
+    #[serde(rename = "same recipe")]
+    SameRecipe,
+    /// The entry's recipe could not be read.
+    #[serde(rename = "unreadable")]
+    Unreadable,
+    /// Not measured (the time budget ran out first).
+    #[serde(rename = "not measured")]
+    NotMeasured,
+}
+
+impl From<&Verdict> for CandidateVerdict {
+    fn from(v: &Verdict) -> CandidateVerdict {
+        match v {
+            Verdict::Verified => CandidateVerdict::Verified,
+            Verdict::WrongResult { .. } => CandidateVerdict::WrongResult,
+            Verdict::Crashed { .. } => CandidateVerdict::Crashed,
+            Verdict::TimedOut { .. } => CandidateVerdict::TimedOut,
+            Verdict::BuildFailed { .. } => CandidateVerdict::BuildFailed,
+            Verdict::Unverified => CandidateVerdict::Unverified,
+        }
+    }
+}
+
+/// One transferred recipe on one nest.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Candidate {
+    pub from: Neighbour,
+    /// The recipe as re-fitted to this nest.
+    pub recipe: Recipe,
+    /// Steps of the source recipe that did not apply here, with why.
+    pub dropped: Vec<String>,
+    pub verdict: CandidateVerdict,
+    pub stats: Option<Stats>,
+    /// Median of its cold runs (seconds), measured when it beat the baseline warm and
+    /// the nest's time in the program is short.
+    #[serde(default)]
+    pub first: Option<f64>,
+    pub speedup: f64,
+    pub kept: bool,
+    /// Why it was kept or not (what `--explain` prints).
+    pub why: String,
+}
+
+/// One nest's outcome.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NestReport {
+    pub nest: String,
+    pub line: u32,
+    pub baseline: Stats,
+    pub tuned: Option<Stats>,
+    pub speedup: f64,
+    pub chosen: Recipe,
+    pub neighbours: Vec<Neighbour>,
+    pub candidates: Vec<Candidate>,
+    /// Achieved / attainable (roofline, all threads), before and after.
+    pub efficiency_before: Option<f64>,
+    pub efficiency_after: Option<f64>,
+    /// The baseline plus each distinct candidate measured.
+    pub measured_variants: usize,
+    /// How often the program ran the nest in the dry run.
+    #[serde(default)]
+    pub invocations: u64,
+    /// Median of the baseline's cold runs (seconds), where they were measured.
+    #[serde(default)]
+    pub baseline_first: Option<f64>,
+}
+
+/// Wall time of the tuning, by phase.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TimeSplit {
+    pub profiling_s: f64,
+    pub embedding_s: f64,
+    pub building_s: f64,
+    pub measuring_s: f64,
+    pub total_s: f64,
+}
+
+/// The final check: the whole program, original against tuned.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProgramCheck {
+    /// What was timed: the sum of the scop regions, or the whole run.
+    pub unit: TimeUnit,
+    /// Medians over the runs.
+    pub original_ms: f64,
+    pub tuned_ms: f64,
+    pub speedup: f64,
+    /// Two-sided Mann-Whitney U p-value of the two samples.
+    pub p_value: f64,
+    pub runs: usize,
+    /// Both printed the same bytes (rounding may differ where the compiler fuses
+    /// multiply-adds differently).
+    pub same_output: bool,
+    /// The tuned program was slower beyond the noise: the original is kept.
+    pub reverted: bool,
+}
+
+/// What `tune apply` did to a program.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ApplyReport {
+    pub program: String,
+    pub file: String,
+    pub k: usize,
+    pub static_only: bool,
+    pub nests: Vec<NestReport>,
+    /// The tuned program's source.
+    #[serde(skip)]
+    pub source: String,
+    /// The tuned program needs `-fopenmp`.
+    pub openmp: bool,
+    /// The whole-program check (absent when nothing was tuned or the check is off).
+    #[serde(default)]
+    pub check: Option<ProgramCheck>,
+    pub time: TimeSplit,
+    pub machine: Option<String>,
+}
+
+impl ApplyReport {
+    /// Gives up every kept recipe: the whole tuned program was slower.
+    pub fn revert(&mut self, original: String) {
+        self.source = original;
+        self.openmp = false;
+        for n in self.nests.iter_mut() {
+            n.chosen = Recipe::default();
+            n.tuned = None;
+            n.speedup = 1.0;
+            n.efficiency_after = n.efficiency_before;
+            for c in n.candidates.iter_mut().filter(|c| c.kept) {
+                c.kept = false;
+                c.why.push_str("; given up: the whole tuned program was slower");
+            }
+        }
+    }
+}
+
+/// Timing of one untransformed nest (`Pipeline::measure`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NestTiming {
+    pub nest: String,
+    pub verdict: Verdict,
+    pub stats: Stats,
+    pub samples: Vec<f64>,
+}

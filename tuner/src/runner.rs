@@ -1,0 +1,32 @@
+//! The runner seam: one measurement of a built variant on the nest's saved data —
+//! warmup, repetitions, verification against the saved outputs. A crash, a hang or a
+//! wrong result is the run's verdict, never an error of the tuning.
+
+use crate::Result;
+use profiling::cutout::{Cutout, CutoutRun};
+use profiling::measure::Measure;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Measures built variants of one nest.
+pub trait Runner: Sync {
+    /// Runs `exe` as `measure` says; `label` names the run in reports.
+    fn run(&self, exe: &Path, label: &str, measure: &Measure) -> Result<CutoutRun>;
+}
+
+/// Runs a nest's cutout executables in child processes on the first saved version.
+pub struct CutoutRunner<'a> {
+    pub cutout: &'a Cutout,
+    /// A run (warmup and repetitions) is killed after this long.
+    pub timeout: Duration,
+    /// Scratch folder of the runs.
+    pub scratch: PathBuf,
+}
+
+impl Runner for CutoutRunner<'_> {
+    fn run(&self, exe: &Path, label: &str, measure: &Measure) -> Result<CutoutRun> {
+        Ok(self
+            .cutout
+            .run(exe, label, 0, measure, self.timeout, &self.scratch)?)
+    }
+}

@@ -1,0 +1,223 @@
+//! The staged space: a recipe is built stage by stage (fission, interchange, tiling,
+//! parallelization, unroll-and-jam with scalar replacement, vectorization and
+//! unrolling), each stage taken with a fixed probability and each step kept only when
+//! it applies legally to the nest as transformed so far. The space the database was
+//! built from.
+
+use super::Space;
+use crate::rng::Rng;
+use crate::target::{bands, innermost, preorder, Target};
+use ir::program::{Loop, LoopKind, Node, Program};
+use ir::transform::{apply, Recipe, Schedule, Step};
+
+/// Tile sizes the stages draw from.
+pub const TILE_SIZES: [i64; 5] = [8, 16, 32, 64, 128];
+
+/// The staged space (see the module documentation).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StagedSpace;
+
+impl Space for StagedSpace {
+    fn sample(&self, t: Target, rng: &mut Rng) -> Recipe {
+        sample(t, rng)
+    }
+
+    fn enumerate(&self, _: Target, _: usize) -> Option<Vec<Recipe>> {
+        None
+    }
+}
+
+/// One random recipe, built stage by stage on the nest as transformed so far; every
+/// step kept is legal.
+fn sample(t: Target, rng: &mut Rng) -> Recipe {
+    let mut recipe = Recipe::default();
+    if t.current(&recipe).is_none() {
+        return recipe;
+    }
+    // The nest as transformed so far: each candidate step is applied to it alone
+    // (the same as applying the recipe with that step from the start, at the cost of
+    // one step).
+    let mut state = Sampled {
+        program: t.program.clone(),
+        root: t.root,
+    };
+    let try_push = |recipe: &mut Recipe, state: &mut Sampled, step: Step| -> bool {
+        let one = Recipe {
+            steps: vec![step.clone()],
+        };
+        match apply(&state.program, t.region, state.root, &one) {
+            Ok(next) => {
+                recipe.steps.push(step);
+                state.root = next.root.id;
+                state.program = next.program;
+                true
+            }
+            Err(_) => false,
+        }
+    };
+    // Fission of a loop whose body holds several statements or loops: it can turn an
+    // imperfect nest (covariance's init / k-reduction / finalize) into perfect bands
+    // that interchange and tiling then reorder.
+    if rng.chance(0.3) {
+        if let Some(root) = state.root_loop(t.region) {
+            let split: Vec<usize> = preorder(&root)
+                .iter()
+                .enumerate()
+                .filter(|(p, l)| {
+                    *p > 0 && l.body.len() >= 2 && l.body.iter().any(|n| matches!(n, Node::Loop(_)))
+                })
+                .map(|(p, _)| p)
+                .collect();
+            if !split.is_empty() {
+                let at = split[rng.below(split.len())];
+                try_push(&mut recipe, &mut state, Step::Fission { at });
+            }
+        }
+    }
+    // Interchange.
+    if rng.chance(0.4) {
+        if let Some(root) = state.root_loop(t.region) {
+            let multi: Vec<(usize, usize)> =
+                bands(&root).into_iter().filter(|b| b.1 >= 2).collect();
+            if !multi.is_empty() {
+                let (at, m) = multi[rng.below(multi.len())];
+                let mut order: Vec<usize> = (0..m).collect();
+                while order.iter().enumerate().all(|(i, o)| i == *o) {
+                    for i in (1..m).rev() {
+                        order.swap(i, rng.below(i + 1));
+                    }
+                }
+                try_push(&mut recipe, &mut state, Step::Interchange { at, order });
+            }
+        }
+    }
+    // Tiling, sometimes with a second level (tiles of tiles).
+    if rng.chance(0.6) {
+        if let Some(root) = state.root_loop(t.region) {
+            let b = bands(&root);
+            if !b.is_empty() {
+                let (at, m) = b[rng.below(b.len())];
+                let sizes: Vec<i64> = (0..m)
+                    .map(|_| TILE_SIZES[rng.below(TILE_SIZES.len())])
+                    .collect();
+                let inner = if rng.chance(0.25) {
+                    sizes.iter().map(|s| s / [2, 4][rng.below(2)]).collect()
+                } else {
+                    Vec::new()
+                };
+                try_push(&mut recipe, &mut state, Step::Tile { at, sizes, inner });
+            }
+        }
+    }
+    // Parallelization of an outermost parallel loop, sometimes collapsed with the
+    // parallel loop right inside it.
+    if rng.chance(0.8) {
+        if let Some(root) = state.root_loop(t.region) {
+            let all = preorder(&root);
+            let maps: Vec<usize> = all
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.kind == LoopKind::Map)
+                .map(|(p, _)| p)
+                .collect();
+            if let Some(&at) = maps.first() {
+                let schedule = if rng.chance(0.8) {
+                    Schedule::Static
+                } else {
+                    Schedule::Dynamic
+                };
+                let map_inside = matches!(all[at].body.as_slice(),
+                    [Node::Loop(inner)] if inner.kind == LoopKind::Map);
+                let collapse = (map_inside && rng.chance(0.3)).then_some(2);
+                let par = |collapse| Step::Parallelize {
+                    at,
+                    schedule,
+                    chunk: None,
+                    collapse,
+                };
+                if !try_push(&mut recipe, &mut state, par(collapse)) && collapse.is_some() {
+                    try_push(&mut recipe, &mut state, par(None));
+                }
+            }
+        }
+    }
+    // Register tiling: unroll-and-jam of a loop that has loops inside (its copies land
+    // in the innermost bodies), then the innermost reductions accumulate in scalars.
+    if rng.chance(0.4) {
+        if let Some(root) = state.root_loop(t.region) {
+            let outer: Vec<usize> = preorder(&root)
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| {
+                    !ir::program::loops(&l.body).is_empty() && l.pragmas.is_empty() && l.step == 1
+                })
+                .map(|(p, _)| p)
+                .collect();
+            if !outer.is_empty() {
+                let at = outer[rng.below(outer.len())];
+                let factor = [2, 4][rng.below(2)];
+                try_push(&mut recipe, &mut state, Step::UnrollJam { at, factor });
+            }
+        }
+    }
+    if rng.chance(0.5) {
+        if let Some(root) = state.root_loop(t.region) {
+            let reductions: Vec<usize> = innermost(&root)
+                .into_iter()
+                .filter(|(p, l)| *p > 0 && l.kind == LoopKind::Reduction)
+                .map(|(p, _)| p)
+                .collect();
+            // Every one (the jammed body and its remainder); replacing wraps a loop and
+            // leaves the positions of the others as they are.
+            for at in reductions.into_iter().rev() {
+                try_push(&mut recipe, &mut state, Step::ScalarReplace { at });
+            }
+        }
+    }
+    // Vectorization and unrolling of innermost loops.
+    for (p_stage, vectorize) in [(0.5, true), (0.3, false)] {
+        if !rng.chance(p_stage) {
+            continue;
+        }
+        if let Some(root) = state.root_loop(t.region) {
+            let inner: Vec<usize> = innermost(&root)
+                .into_iter()
+                .filter(|(_, l)| l.pragmas.is_empty())
+                .map(|(p, _)| p)
+                .collect();
+            if !inner.is_empty() {
+                let at = inner[rng.below(inner.len())];
+                let step = if vectorize {
+                    Step::Vectorize {
+                        at,
+                        width: [None, None, Some(4), Some(8)][rng.below(4)],
+                    }
+                } else {
+                    Step::Unroll {
+                        at,
+                        factor: [2, 4, 8][rng.below(3)],
+                    }
+                };
+                try_push(&mut recipe, &mut state, step);
+            }
+        }
+    }
+    recipe
+}
+
+/// A nest while a recipe for it is sampled.
+struct Sampled {
+    program: Program,
+    /// The id of the nest's root loop in `program`.
+    root: usize,
+}
+
+impl Sampled {
+    fn root_loop(&self, region: usize) -> Option<Loop> {
+        ir::program::loops(&self.program.regions.get(region)?.body)
+            .into_iter()
+            .find(|l| l.id == self.root)
+            .cloned()
+    }
+}
+

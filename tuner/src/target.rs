@@ -1,0 +1,65 @@
+//! [`Target`]: the nest a tuning loop works on, and the loop positions that spaces and
+//! strategies name (a recipe step refers to a loop by its position in preorder).
+
+use ir::program::{Loop, Node, Program};
+use ir::transform::{apply, Recipe};
+
+/// A nest of a program: its region and the id of its root loop.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    pub program: &'a Program,
+    pub region: usize,
+    pub root: usize,
+}
+
+impl Target<'_> {
+    /// The nest's root loop after `recipe`, or None when the recipe does not apply.
+    pub fn current(&self, recipe: &Recipe) -> Option<Loop> {
+        apply(self.program, self.region, self.root, recipe)
+            .ok()
+            .map(|t| t.root)
+    }
+
+    /// Whether every step of `recipe` applies legally.
+    pub fn legal(&self, recipe: &Recipe) -> bool {
+        apply(self.program, self.region, self.root, recipe).is_ok()
+    }
+}
+
+/// Loops of a nest in preorder (root first): position `p` is what steps call `at: p`.
+pub fn preorder(root: &Loop) -> Vec<&Loop> {
+    let mut v = vec![root];
+    v.extend(ir::program::loops(&root.body));
+    v
+}
+
+/// Depth of the perfectly nested band starting at `l`.
+pub fn band_depth(l: &Loop) -> usize {
+    let mut d = 1;
+    let mut cur = l;
+    while let [Node::Loop(inner)] = cur.body.as_slice() {
+        d += 1;
+        cur = inner;
+    }
+    d
+}
+
+/// (position, length) of every perfectly nested band of 1..=3 loops.
+pub fn bands(root: &Loop) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (p, l) in preorder(root).iter().enumerate() {
+        for m in 1..=band_depth(l).min(3) {
+            out.push((p, m));
+        }
+    }
+    out
+}
+
+/// Innermost loops of a nest with their positions.
+pub fn innermost(root: &Loop) -> Vec<(usize, &Loop)> {
+    preorder(root)
+        .into_iter()
+        .enumerate()
+        .filter(|(_, l)| ir::program::loops(&l.body).is_empty())
+        .collect()
+}

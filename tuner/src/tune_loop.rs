@@ -1,0 +1,177 @@
+//! The one tuning loop. [`tune_nest`] asks a strategy for recipes, skips what the
+//! records already hold, builds a batch of them in parallel, measures them one at a
+//! time and adds every measurement to the records, until the strategy has nothing more
+//! to propose or the budget is spent. `tune apply` (a listed strategy: the re-fitted
+//! recipes of the nearest database entries), `tune search` and `tune db build` (random,
+//! evolutionary, grid), `tune db transfer` and `tune db eval` (listed recipes over a
+//! shared measurement cache) all measure through it.
+
+use crate::builder::{Builder, Built};
+use crate::records::{Measured, Records};
+use crate::runner::Runner;
+use crate::strategy::SearchStrategy;
+use crate::target::Target;
+use crate::Result;
+use ir::transform::Recipe;
+use profiling::cutout::{CutoutRun, Verdict};
+use profiling::measure::Measure;
+use rayon::prelude::*;
+use std::time::{Duration, Instant};
+
+/// When a nest's tuning stops, whichever comes first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    /// Candidates measured on the nest (over every run whose records are kept).
+    pub measurements: usize,
+    /// Wall time of this run on the nest (building and measuring).
+    pub time: Option<Duration>,
+    /// Candidates built in parallel per batch.
+    pub batch: usize,
+}
+
+impl Budget {
+    /// As many measurements as the strategy proposes, one build at a time.
+    pub fn unlimited() -> Budget {
+        Budget {
+            measurements: usize::MAX,
+            time: None,
+            batch: 1,
+        }
+    }
+}
+
+/// What became of one proposed recipe in this run.
+#[derive(Debug, Clone)]
+pub enum Trial {
+    /// The recipe does not apply legally (why).
+    Refused { recipe: Recipe, why: String },
+    /// Its code did not compile (the compiler's first error).
+    BuildFailed { recipe: Recipe, error: String },
+    /// Built and measured.
+    Ran {
+        recipe: Recipe,
+        exe: std::path::PathBuf,
+        run: CutoutRun,
+    },
+}
+
+impl Trial {
+    pub fn recipe(&self) -> &Recipe {
+        match self {
+            Trial::Refused { recipe, .. }
+            | Trial::BuildFailed { recipe, .. }
+            | Trial::Ran { recipe, .. } => recipe,
+        }
+    }
+}
+
+/// Proposals that make no progress before the loop gives up on a strategy that keeps
+/// proposing what was measured already.
+const STALE_PROPOSALS: usize = 200;
+/// Proposals asked for per batch before a short batch is accepted.
+const TRIES_PER_BATCH: usize = 50;
+
+/// Tunes one nest (see the module documentation). `measure` says how each variant is
+/// timed; `on_run` is told each recipe just before it runs. Returns the trials of this
+/// run in order; recipes measured by an earlier run are in `records`, not here.
+#[allow(clippy::too_many_arguments)]
+pub fn tune_nest(
+    target: Target,
+    builder: &dyn Builder,
+    runner: &dyn Runner,
+    strategy: &mut dyn SearchStrategy,
+    records: &mut dyn Records,
+    budget: &Budget,
+    measure: &Measure,
+    on_run: &mut dyn FnMut(&Recipe),
+) -> Result<Vec<Trial>> {
+    let started = Instant::now();
+    let out_of_time = || budget.time.is_some_and(|t| started.elapsed() >= t);
+    let mut trials = Vec::new();
+    let mut stale = 0;
+    let mut exhausted = false;
+    loop {
+        let done = records.candidates();
+        if exhausted
+            || done.len() >= budget.measurements
+            || stale > STALE_PROPOSALS
+            || out_of_time()
+        {
+            break;
+        }
+        let verified: Vec<(Recipe, f64)> = done
+            .iter()
+            .filter(|m| m.verdict == Verdict::Verified)
+            .map(|m| (m.recipe.clone(), m.stats.median))
+            .collect();
+        let want = budget.batch.max(1).min(budget.measurements - done.len());
+        let proposed = propose_batch(target, strategy, &*records, &verified, want);
+        exhausted = proposed.exhausted;
+        let (batch, tries) = (proposed.recipes, proposed.tries);
+        if batch.is_empty() {
+            stale += tries;
+            continue;
+        }
+        stale = 0;
+        let built: Vec<Result<Built>> = batch.par_iter().map(|r| builder.build(r)).collect();
+        for (recipe, b) in batch.into_iter().zip(built) {
+            if out_of_time() {
+                break;
+            }
+            let trial = match b? {
+                Built::Refused(why) => Trial::Refused { recipe, why },
+                Built::Failed(error) => {
+                    records.add(
+                        Measured::build_failed(&recipe, error.clone()),
+                        strategy.proposer(),
+                    )?;
+                    Trial::BuildFailed { recipe, error }
+                }
+                Built::Exe(exe) => {
+                    on_run(&recipe);
+                    let run = runner.run(&exe, "candidate", measure)?;
+                    records.add(Measured::of_run(&recipe, &run), strategy.proposer())?;
+                    Trial::Ran { recipe, exe, run }
+                }
+            };
+            trials.push(trial);
+        }
+    }
+    Ok(trials)
+}
+
+/// A batch of proposals.
+struct Proposed {
+    recipes: Vec<Recipe>,
+    /// Proposals asked for.
+    tries: usize,
+    /// The strategy said it has nothing more.
+    exhausted: bool,
+}
+
+/// Up to `want` distinct, unmeasured, non-empty recipes from the strategy.
+fn propose_batch(
+    target: Target,
+    strategy: &mut dyn SearchStrategy,
+    records: &dyn Records,
+    verified: &[(Recipe, f64)],
+    want: usize,
+) -> Proposed {
+    let mut p = Proposed {
+        recipes: Vec::new(),
+        tries: 0,
+        exhausted: false,
+    };
+    while p.recipes.len() < want && p.tries < TRIES_PER_BATCH {
+        let Some(r) = strategy.propose(target, verified) else {
+            p.exhausted = true;
+            break;
+        };
+        p.tries += 1;
+        if r.steps.is_empty() || records.find(&r).is_some() || p.recipes.contains(&r) {
+            continue;
+        }
+        p.recipes.push(r);
+    }
+    p
+}

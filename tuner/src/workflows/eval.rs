@@ -1,0 +1,248 @@
+//! Judging retrieval: `tune db eval`, leave-one-program-out. For each program of the
+//! suite that the database holds, a model is trained without it, and each of its nests
+//! gets the first K distinct re-fitted best recipes along each ranker's order of the
+//! other programs' entries (nearest by embedding; nearest by standardized raw features;
+//! a random order), measured on the nest's saved data against its baseline. The best
+//! known speedup is the nest's own search result measured the same way, or any
+//! ranker's if faster.
+
+use super::speedups::Speedups;
+use super::{prepare, SuiteSelection};
+use crate::events::{Event, Events};
+use crate::nest_bench::{Measuring, NestBench};
+use crate::ranker::{EmbeddingRanker, Query, RandomRanker, Ranker, RankerKind, RawFeatureRanker};
+use crate::retrieve::walk;
+use crate::{Error, Result};
+use embeddings::db::{Database, Entry};
+use embeddings::embed::Embedder;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// One retrieval method's outcome on one held-out nest.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MethodOutcome {
+    pub neighbours: Vec<(String, String, f32)>,
+    /// Speedups of the transferred recipes (0 = refused, failed or wrong).
+    pub speedups: Vec<f64>,
+    /// max(1, best transferred speedup): what `tune apply` would keep.
+    pub kept: f64,
+    /// kept ≥ 90% of the best speedup known for the nest.
+    pub hit: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EvalRow {
+    pub program: String,
+    pub nest: String,
+    pub best_known: f64,
+    /// The nest's own best recipe (from its search) measured in this evaluation.
+    #[serde(default)]
+    pub search_best: f64,
+    /// The speedup the database records for that recipe (another session's measurement).
+    #[serde(default)]
+    pub recorded: f64,
+    pub methods: BTreeMap<RankerKind, MethodOutcome>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EvalReport {
+    pub k: usize,
+    pub rows: Vec<EvalRow>,
+    /// Ranker → share of held-out nests with a hit.
+    pub hit_rate: BTreeMap<RankerKind, f64>,
+    pub measured: usize,
+    pub seconds: f64,
+}
+
+#[derive(Debug, Clone)]
+pub struct EvalConfig {
+    pub db: PathBuf,
+    pub suite: SuiteSelection,
+    pub k: usize,
+    pub seed: u64,
+    pub train: models::TrainOptions,
+    pub measuring: Measuring,
+}
+
+/// Leave-one-program-out (see the module documentation); one [`Event::Done`] line per
+/// held-out nest.
+pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<EvalReport> {
+    let started = std::time::Instant::now();
+    let db = Database::load(&cfg.db).map_err(Error::ReadDatabase)?;
+    let suite = cfg.suite.load()?;
+    let mut rows = Vec::new();
+    let mut measured = 0;
+    // One random order generator for the whole evaluation.
+    let mut random = RandomRanker::new(cfg.seed, Vec::new());
+    for p in cfg.suite.programs(&suite) {
+        let held: Vec<usize> = (0..db.entries.len())
+            .filter(|&i| db.entries[i].program == p.name)
+            .collect();
+        if held.is_empty() {
+            continue;
+        }
+        let train: Vec<&Entry> = db.entries.iter().filter(|e| e.program != p.name).collect();
+        let model = Embedder::new(embeddings::embed::train(&train, &cfg.train)?)?;
+        let mut embedding = EmbeddingRanker::new(&model, &db, false)?;
+        let mut raw = RawFeatureRanker::new(&train, &db);
+        random.set_space(embedding.vectors().to_vec());
+        // The held-out program's nests and saved data, as the search left them.
+        let (args, dry) = prepare(&suite, p, cfg.suite.preset, &cfg.measuring)?;
+        for me in held {
+            let e = &db.entries[me];
+            let Some(nest) = dry.nests.iter().find(|n| n.name == e.nest) else {
+                continue;
+            };
+            let bench = NestBench::new(&dry, nest, &args.cflags, &cfg.measuring);
+            let rankers: [&mut dyn Ranker; 3] = [&mut embedding, &mut raw, &mut random];
+            let row = held_out(&db, &bench, me, rankers, cfg.k)?;
+            measured += row.1;
+            let row = row.0;
+            events(Event::Done {
+                line: &format!(
+                    "{} {}: best known {:.2}x; {}",
+                    p.name,
+                    e.nest,
+                    row.best_known,
+                    RankerKind::ALL
+                        .iter()
+                        .map(|k| format!("{k} {:.2}x", row.methods[k].kept))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+            rows.push(row);
+        }
+    }
+    let mut hit_rate = BTreeMap::new();
+    for k in RankerKind::ALL {
+        let hits = rows.iter().filter(|r| r.methods[&k].hit).count();
+        hit_rate.insert(
+            k,
+            if rows.is_empty() {
+                0.0
+            } else {
+                hits as f64 / rows.len() as f64
+            },
+        );
+    }
+    Ok(EvalReport {
+        k: cfg.k,
+        rows,
+        hit_rate,
+        measured,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// One held-out entry `me`: each ranker's first K distinct re-fitted recipes of the
+/// other programs' entries, measured; and how many variants that measured.
+fn held_out(
+    db: &Database,
+    bench: &NestBench,
+    me: usize,
+    rankers: [&mut dyn Ranker; 3],
+    k: usize,
+) -> Result<(EvalRow, usize)> {
+    let e = &db.entries[me];
+    let (program, nest) = (bench.program, bench.nest);
+    let mut speedups = Speedups::new(bench)?;
+    let usable = |x: &Entry| x.program != e.program && x.best().is_some();
+    let mut methods = BTreeMap::new();
+    for ranker in rankers {
+        let order = ranker.rank(db, Query::Entry(me), &usable)?;
+        let picks: Vec<_> = walk(db, order, k, program, nest.region, nest.root)
+            .into_iter()
+            .filter(|v| v.is_pick())
+            .collect();
+        let recipes: Vec<_> = picks.iter().map(|v| v.recipe.clone()).collect();
+        let measured = speedups.of(&recipes)?;
+        let neighbours = picks
+            .iter()
+            .map(|v| {
+                let n = &db.entries[v.index];
+                (n.program.clone(), n.nest.clone(), v.distance)
+            })
+            .collect();
+        let kept = measured.iter().copied().fold(1.0, f64::max);
+        methods.insert(
+            ranker.kind(),
+            MethodOutcome {
+                neighbours,
+                speedups: measured,
+                kept,
+                hit: false,
+            },
+        );
+    }
+    // The best known: the nest's own best recipe from its search, measured now
+    // against the same baseline as the transferred ones (the speedup the database
+    // records was measured in another session, against a baseline of its own), or
+    // anything a ranker found that is faster.
+    let own: Vec<_> = walk(db, [(me, 0.0)], 1, program, nest.region, nest.root)
+        .into_iter()
+        .filter(|v| v.is_pick())
+        .map(|v| v.recipe)
+        .collect();
+    let search_best = speedups.of(&own)?.into_iter().fold(1.0f64, f64::max);
+    let best_known = methods.values().map(|m| m.kept).fold(search_best, f64::max);
+    for m in methods.values_mut() {
+        m.hit = m.kept >= 0.9 * best_known;
+    }
+    let row = EvalRow {
+        program: e.program.clone(),
+        nest: e.nest.clone(),
+        best_known,
+        search_best,
+        recorded: e.speedup(),
+        methods,
+    };
+    Ok((row, speedups.measured))
+}
+
+/// The evaluation table.
+pub fn render_eval(r: &EvalReport) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<16}{:<8}{:>8}  {:>16}{:>16}{:>16}",
+        "program", "nest", "best", "embedding", "raw features", "random"
+    );
+    for row in &r.rows {
+        let _ = write!(
+            out,
+            "{:<16}{:<8}{:>7.2}x ",
+            row.program, row.nest, row.best_known
+        );
+        for k in RankerKind::ALL {
+            let o = &row.methods[&k];
+            let _ = write!(
+                out,
+                "{:>15}",
+                format!("{:.2}x {}", o.kept, if o.hit { "hit" } else { "miss" })
+            );
+            out.push(' ');
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "top-{} reaches >= 90% of the best known speedup on: {}",
+        r.k,
+        RankerKind::ALL
+            .iter()
+            .map(|k| format!("{k} {:.0}%", 100.0 * r.hit_rate[k]))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "{} held-out nests, {} measurements, {:.0} s",
+        r.rows.len(),
+        r.measured,
+        r.seconds
+    );
+    out
+}
