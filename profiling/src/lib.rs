@@ -19,6 +19,7 @@ pub mod phases;
 pub mod report;
 pub mod roofline;
 pub mod run;
+pub mod stats;
 
 /// The C runtime linked into instrumented programs.
 pub const RUNTIME_SOURCE: &str = include_str!("../runtime/tune_rt.c");
