@@ -12,6 +12,7 @@ pub mod cachemodel;
 pub mod cc;
 pub mod cutout;
 pub mod exclusive;
+pub mod files;
 pub mod machine;
 pub mod measure;
 pub mod npy;

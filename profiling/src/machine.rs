@@ -304,7 +304,7 @@ fn machine_with(
         array_bytes: one.array_bytes,
         notes,
     };
-    store_cached(&dir, &file, &info)?;
+    store_cached(&file, &info)?;
     Ok(info)
 }
 
@@ -358,13 +358,10 @@ fn load_cached(file: &Path) -> Option<MachineInfo> {
     (finite(&info.bandwidth_1) && finite(&info.bandwidth_all)).then_some(info)
 }
 
-fn store_cached(dir: &Path, file: &Path, info: &MachineInfo) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+fn store_cached(file: &Path, info: &MachineInfo) -> Result<()> {
     let text = serde_json::to_string_pretty(info)
         .map_err(|e| Error::Run(format!("serializing machine description: {e}")))?;
-    let tmp = file.with_extension(format!("json.tmp{}", std::process::id()));
-    std::fs::write(&tmp, text + "\n").map_err(io_err(&tmp))?;
-    std::fs::rename(&tmp, file).map_err(io_err(file))
+    crate::files::write_atomic(file, (text + "\n").as_bytes()).map_err(io_err(file))
 }
 
 // ------------------------------------------------------------------ system description
