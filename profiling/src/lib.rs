@@ -13,6 +13,7 @@ pub mod cc;
 pub mod cutout;
 pub mod exclusive;
 pub mod files;
+pub mod host;
 pub mod machine;
 pub mod measure;
 pub mod npy;

@@ -221,8 +221,8 @@ struct SysPaths {
     cpuinfo: PathBuf,
     /// `/proc/meminfo`
     meminfo: PathBuf,
-    /// `/proc/sys/kernel/hostname`
-    hostname: PathBuf,
+    /// [`crate::host::SOURCES`]
+    hostname: Vec<PathBuf>,
 }
 
 impl SysPaths {
@@ -231,7 +231,7 @@ impl SysPaths {
             cpu: PathBuf::from("/sys/devices/system/cpu"),
             cpuinfo: PathBuf::from("/proc/cpuinfo"),
             meminfo: PathBuf::from("/proc/meminfo"),
-            hostname: PathBuf::from("/proc/sys/kernel/hostname"),
+            hostname: crate::host::SOURCES.iter().map(PathBuf::from).collect(),
         }
     }
 }
@@ -470,14 +470,9 @@ fn assumed_caches(threads: u32) -> Vec<CacheLevel> {
     ]
 }
 
-/// The host name, restricted to characters safe in a file name.
-fn read_host(path: &Path) -> String {
-    let raw = std::fs::read_to_string(path)
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_default();
-    let clean: String = raw
-        .trim()
+/// The host name, restricted to characters safe in a file name (it names the cache file).
+fn read_host(sources: &[PathBuf]) -> String {
+    let clean: String = crate::host::hostname_from(sources)
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
@@ -969,7 +964,7 @@ mod tests {
             cpu,
             cpuinfo: root.join("cpuinfo"),
             meminfo: root.join("meminfo"),
-            hostname: root.join("hostname"),
+            hostname: vec![root.join("hostname")],
         }
     }
 
