@@ -19,7 +19,6 @@
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use std::io::Write;
 use std::path::Path;
 
 pub const MAGIC: [u8; 8] = *b"TUNEDB\0\x1a";
@@ -151,7 +150,7 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>, CodecError> {
     })
 }
 
-/// Writes atomically: temporary file, fsync, rename.
+/// Writes atomically ([`profiling::files::write_atomic`]).
 pub fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), CodecError> {
     let name = path.display().to_string();
     let io = |source| CodecError::Io {
@@ -162,15 +161,7 @@ pub fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), CodecError> {
         path: name.clone(),
         message,
     })?;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    let mut f = std::fs::File::create(&tmp).map_err(io)?;
-    f.write_all(&bytes).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(io)
+    profiling::files::write_atomic(path, &bytes).map_err(io)
 }
 
 #[cfg(test)]

@@ -221,9 +221,7 @@ fn compile_runtime(tc: &Toolchain, req: &BuildRequest, obj: &Path) -> Result<()>
     let rdir = obj.parent().expect("the object is in a folder");
     std::fs::create_dir_all(rdir).map_err(io_err(rdir))?;
     let src = rdir.join("tune_rt.c");
-    let tmp_src = rdir.join(format!("tune_rt.{}.c", crate::unique_id()));
-    std::fs::write(&tmp_src, RUNTIME_SOURCE).map_err(io_err(&tmp_src))?;
-    std::fs::rename(&tmp_src, &src).map_err(io_err(&src))?;
+    crate::files::write_atomic(&src, RUNTIME_SOURCE.as_bytes()).map_err(io_err(&src))?;
     let tmp = rdir.join(format!("tune_rt.{}.o", crate::unique_id()));
     let mut command = compiler_command(tc, req);
     command.extend([

@@ -12,6 +12,8 @@ pub mod cachemodel;
 pub mod cc;
 pub mod cutout;
 pub mod exclusive;
+pub mod files;
+pub mod host;
 pub mod machine;
 pub mod measure;
 pub mod npy;
@@ -19,6 +21,7 @@ pub mod phases;
 pub mod report;
 pub mod roofline;
 pub mod run;
+pub mod stats;
 
 /// The C runtime linked into instrumented programs.
 pub const RUNTIME_SOURCE: &str = include_str!("../runtime/tune_rt.c");

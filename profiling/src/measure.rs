@@ -142,11 +142,7 @@ impl Stats {
         let mut s: Vec<f64> = samples.to_vec();
         s.sort_by(|a, b| a.total_cmp(b));
         let mean = s.iter().sum::<f64>() / n as f64;
-        let median = if n % 2 == 1 {
-            s[n / 2]
-        } else {
-            0.5 * (s[n / 2 - 1] + s[n / 2])
-        };
+        let median = crate::stats::median(&s);
         let var = if n > 1 {
             s.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64
         } else {

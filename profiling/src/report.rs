@@ -170,7 +170,6 @@ impl TraceReport {
 
     /// Writes `<perf_dir>/report-<unix ms>.json` and returns its path.
     pub fn write(&self, perf_dir: &Path) -> Result<PathBuf> {
-        std::fs::create_dir_all(perf_dir).map_err(io_err(perf_dir))?;
         let mut ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis())
@@ -178,13 +177,11 @@ impl TraceReport {
         let text = serde_json::to_string_pretty(self).expect("report serializes");
         loop {
             let path = perf_dir.join(format!("report-{ms}.json"));
-            let tmp = path.with_extension("tmp");
             if path.exists() {
                 ms += 1;
                 continue;
             }
-            std::fs::write(&tmp, &text).map_err(io_err(&tmp))?;
-            std::fs::rename(&tmp, &path).map_err(io_err(&path))?;
+            crate::files::write_atomic(&path, text.as_bytes()).map_err(io_err(&path))?;
             return Ok(path);
         }
     }
