@@ -21,6 +21,16 @@ pub enum Class {
     Unchanged,
 }
 
+impl std::fmt::Display for Class {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Class::Improved => "improved",
+            Class::Regressed => "regressed",
+            Class::Unchanged => "unchanged",
+        })
+    }
+}
+
 /// The result of comparing new samples against baseline samples.
 #[derive(Debug, Clone, Copy)]
 pub struct Comparison {

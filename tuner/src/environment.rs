@@ -47,7 +47,7 @@ impl Environment {
             .map(|r| format!("{} {}", std::env::consts::OS, r.trim()))
             .unwrap_or_else(|_| std::env::consts::OS.to_string());
         Environment {
-            host: crate::database::host(),
+            host: profiling::host::hostname(),
             cpu_model,
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             os,

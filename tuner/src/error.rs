@@ -52,7 +52,7 @@ pub enum Error {
     Emit {
         what: &'static str,
         #[source]
-        source: ir::Error,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// Anything else that failed while acting on valid input.
     #[error("{0}")]

@@ -13,13 +13,6 @@ use std::path::Path;
 /// Accesses the cache model walks per nest before it samples.
 const MODEL_LIMIT: u64 = 4_000_000;
 
-/// The name of this machine, as records and database entries store it.
-pub fn host() -> String {
-    std::fs::read_to_string("/etc/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "host".into())
-}
-
 /// The machine description (measured once per host, then cached).
 pub fn machine_info(cache_root: &Path, tc: &Toolchain) -> Option<MachineInfo> {
     profiling::machine::machine(cache_root, tc, &MachineOptions::default()).ok()

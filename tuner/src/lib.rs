@@ -1,58 +1,54 @@
-//! `tuner`: the pipeline behind the `tune` command line, usable as a library.
+//! `tuner`: transfer tuning of loop nests, as a library.
+//!
+//! The seams of an autotuner are traits, one implementation per file: the recipe
+//! [`space`], the search [`strategy`] (random, evolutionary, grid, a listed set), the
+//! [`builder`] (recipe → executable of the nest's cutout, legality included), the
+//! [`runner`] (one measurement on the nest's saved data, verified), the [`ranker`]
+//! (embedding, raw features, random) and the [`records`] (a resumable log, or memory).
+//! [`tune_nest`] is the one loop that drives them; [`Pipeline::apply`] (`tune apply`),
+//! [`search::search`] (`tune search`) and the [`workflows`] (`tune db build`, `db
+//! transfer`, `db eval`, `tune batch`) all measure through it. [`select`] is the keep
+//! decision of transfer tuning as a pure function.
 //!
 //! [`run::run_program`] is the foundation of every other command: parse the program,
 //! find its nests and their loop verdicts, generate the instrumented program, build it
-//! and run it with Save.
+//! and run it with Save. Nothing here prints: progress goes out as [`Event`]s.
 
-pub mod batch;
+#![warn(missing_docs)]
+
 pub mod bench;
-pub mod database;
+pub mod builder;
+pub mod check;
+pub mod emit;
 pub mod environment;
+mod error;
+pub mod events;
+pub mod features;
+pub mod files;
+pub mod nest_bench;
 pub mod pipeline;
 pub mod profile;
+pub mod ranker;
 pub mod records;
+pub mod report;
 pub mod retrieve;
+pub mod rng;
 pub mod run;
+pub mod runner;
 pub mod search;
+pub mod select;
 pub mod space;
-pub mod transfer;
+pub mod spec;
+pub mod strategy;
+pub mod target;
+pub mod timed;
+pub mod tune_loop;
+pub mod workflows;
 
-/// An error of the pipeline: either the user's input is wrong (exit code 2) or
-/// something failed while acting on it (exit code 1).
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("{0}")]
-    Input(String),
-    #[error("{0}")]
-    Failed(String),
-}
-
-impl Error {
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            Error::Input(_) => 2,
-            Error::Failed(_) => 1,
-        }
-    }
-}
-
-impl From<ir::Error> for Error {
-    fn from(e: ir::Error) -> Self {
-        if e.is_input_error() {
-            Error::Input(e.to_string())
-        } else {
-            Error::Failed(e.to_string())
-        }
-    }
-}
-
-impl From<profiling::Error> for Error {
-    fn from(e: profiling::Error) -> Self {
-        match e {
-            profiling::Error::Usage(m) => Error::Input(m),
-            other => Error::Failed(other.to_string()),
-        }
-    }
-}
-
-pub type Result<T> = std::result::Result<T, Error>;
+pub use error::{Error, Result};
+pub use events::{Event, Events};
+pub use pipeline::Pipeline;
+pub use report::ApplyReport;
+pub use spec::ProgramSpec;
+pub use strategy::{SearchStrategy, StrategyKind};
+pub use tune_loop::{tune_nest, Budget, Trial};

@@ -32,6 +32,15 @@ pub enum Variant {
     Tuned,
 }
 
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Variant::Original => "original",
+            Variant::Tuned => "tuned",
+        })
+    }
+}
+
 /// What a sample measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

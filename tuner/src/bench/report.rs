@@ -1,7 +1,8 @@
 //! `tune bench` reports: Markdown, JSON, and a self-contained HTML page with SVG plots.
 
 use super::svg::{bar_chart, roofline_chart, Bar, BarKind, Point};
-use super::BenchReport;
+use super::{BenchReport, Variant};
+use profiling::stats::Class;
 use std::fmt::Write;
 
 fn ms(s: f64) -> String {
@@ -9,7 +10,7 @@ fn ms(s: f64) -> String {
 }
 
 fn spread(v: &[f64]) -> String {
-    let m = super::stats::median(v);
+    let m = profiling::stats::median(v);
     let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if !m.is_finite() || m <= 0.0 {
@@ -61,11 +62,11 @@ pub fn markdown(r: &BenchReport) -> String {
             let _ = writeln!(out, "| {p} | {s:.2}x | {lo:.2}x .. {hi:.2}x |");
         }
     }
-    for b in r.benchmarks.iter().filter(|b| b.variant == "tuned") {
+    for b in r.benchmarks.iter().filter(|b| b.variant == Variant::Tuned) {
         if let Some(o) = r
             .benchmarks
             .iter()
-            .find(|o| o.program == b.program && o.variant == "original")
+            .find(|o| o.program == b.program && o.variant == Variant::Original)
         {
             if o.output_hash != b.output_hash {
                 let _ = writeln!(
@@ -107,8 +108,8 @@ pub fn markdown(r: &BenchReport) -> String {
                 (ch.ratio_ci.0 - 1.0) * 100.0,
                 (ch.ratio_ci.1 - 1.0) * 100.0,
                 ch.p_value,
-                if ch.class == "unchanged" {
-                    ch.class.clone()
+                if ch.class == Class::Unchanged {
+                    ch.class.to_string()
                 } else {
                     format!("**{}**", ch.class)
                 }
@@ -123,9 +124,9 @@ pub fn markdown(r: &BenchReport) -> String {
         let _ = writeln!(
             out,
             "\n{} regressed, {} improved, {} unchanged.",
-            c.count("regressed"),
-            c.count("improved"),
-            c.count("unchanged")
+            c.count(Class::Regressed),
+            c.count(Class::Improved),
+            c.count(Class::Unchanged)
         );
     }
     out
@@ -157,10 +158,10 @@ pub fn html(r: &BenchReport) -> String {
                 value: ch.ratio,
                 lo: ch.ratio_ci.0,
                 hi: ch.ratio_ci.1,
-                kind: match ch.class.as_str() {
-                    "improved" => BarKind::Improved,
-                    "regressed" => BarKind::Regressed,
-                    _ => BarKind::Unchanged,
+                kind: match ch.class {
+                    Class::Improved => BarKind::Improved,
+                    Class::Regressed => BarKind::Regressed,
+                    Class::Unchanged => BarKind::Unchanged,
                 },
             })
             .collect();
@@ -168,9 +169,9 @@ pub fn html(r: &BenchReport) -> String {
             body,
             "<h2>Against baseline {}</h2><p>{} regressed, {} improved, {} unchanged (time ratio now / baseline, 95% bootstrap interval; noise threshold ±{:.0}%).</p>",
             escape(&c.baseline),
-            c.count("regressed"),
-            c.count("improved"),
-            c.count("unchanged"),
+            c.count(Class::Regressed),
+            c.count(Class::Improved),
+            c.count(Class::Unchanged),
             c.noise * 100.0
         );
         if !c.environment_differences.is_empty() {
@@ -216,7 +217,7 @@ pub fn html(r: &BenchReport) -> String {
             .iter()
             .map(|p| Point {
                 label: format!("{} {}", p.program, p.nest),
-                group: p.variant.clone(),
+                group: p.variant.to_string(),
                 oi: p.oi,
                 gflops: p.gflops,
             })
