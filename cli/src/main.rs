@@ -1,8 +1,9 @@
 //! The `tune` command line.
 
 mod cmd;
+mod render;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use profiling::build::Toolchain;
 use profiling::cc::CcArgs;
 use profiling::machine::{machine, MachineOptions};
@@ -11,11 +12,11 @@ use profiling::report::{render_tree, TraceReport};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-use tuner::pipeline::Pipeline;
+use tuner::nest_bench::Measuring;
 use tuner::profile::{profile, ProfileConfig};
-use tuner::run::{render, run_program, RunConfig};
+use tuner::run::{run_program, RunConfig};
 use tuner::search::{search, SearchConfig};
-use tuner::Error;
+use tuner::{Error, Pipeline, ProgramSpec, StrategyKind};
 
 /// Autotuning harness for loop-nest C programs.
 #[derive(Parser)]
@@ -125,9 +126,9 @@ struct SearchArgs {
     /// Candidate measurements per nest (over all runs of the search on this program).
     #[arg(long, value_name = "N", default_value_t = 20)]
     budget: usize,
-    /// random or evolutionary.
-    #[arg(long, value_name = "S", default_value = "random")]
-    strategy: String,
+    /// Which strategy proposes recipes.
+    #[arg(long, value_name = "S", value_enum, default_value_t = StrategyKind::Random)]
+    strategy: StrategyKind,
     /// Seed of the strategy.
     #[arg(long, value_name = "N", default_value_t = 1)]
     seed: u64,
@@ -231,9 +232,9 @@ struct ProgramArgs {
     /// Machine-readable output: JSON (`run`: on stderr, since stdout is the program's).
     #[arg(long)]
     json: bool,
-    /// Output format: text or json.
-    #[arg(long, value_name = "FMT", value_parser = ["text", "json"])]
-    format: Option<String>,
+    /// Output format.
+    #[arg(long, value_name = "FMT", value_enum)]
+    format: Option<Format>,
     /// Cache folder (default: $TUNE_CACHE or ./.tunecache).
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
@@ -248,9 +249,18 @@ struct ProgramArgs {
     cc: Vec<String>,
 }
 
+/// How a command prints its result.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// Tables for people.
+    Text,
+    /// JSON for programs.
+    Json,
+}
+
 impl ProgramArgs {
     fn json(&self) -> bool {
-        self.json || self.format.as_deref() == Some("json")
+        self.json || self.format == Some(Format::Json)
     }
 
     fn cache_root(&self) -> PathBuf {
@@ -397,7 +407,7 @@ fn cmd_run(a: RunArgs, program_args: Vec<String>) -> Result<i32, Error> {
                 serde_json::to_string(&summary).expect("summary serializes")
             );
         } else {
-            eprint!("{}", render(&summary));
+            eprint!("{}", render::run::render(&summary));
         }
     }
     Ok(summary.exit_code)
@@ -446,7 +456,7 @@ fn cmd_profile(a: ProfileArgs, program_args: Vec<String>) -> Result<i32, Error> 
             serde_json::to_string_pretty(&p).expect("profile serializes")
         );
     } else {
-        print!("{}", tuner::profile::render(&p));
+        print!("{}", render::profile::render(&p));
     }
     Ok(0)
 }
@@ -470,18 +480,22 @@ fn cmd_search(a: SearchArgs, program_args: Vec<String>) -> Result<i32, Error> {
         budget: a.budget,
         strategy: a.strategy,
         seed: a.seed,
-        measure: Measure::default()
-            .warmup(a.warmup)
-            .repetitions(a.repetitions)
-            .counters(&[]),
-        timeout: Duration::from_secs_f64(a.timeout),
+        measuring: Measuring {
+            toolchain: Toolchain::default(),
+            measure: Measure::default()
+                .warmup(a.warmup)
+                .repetitions(a.repetitions)
+                .counters(&[]),
+            timeout: Duration::from_secs_f64(a.timeout),
+            cache_root: a.program.cache_root(),
+        },
         jobs: a.jobs,
         time_limit: a.time_limit.map(|s| Duration::from_secs_f64(s.max(0.0))),
     };
     let searched = search(&cfg)?;
     if let Some(out) = &a.output {
         let (text, openmp) = searched.tuned_source()?;
-        tuner::run::write_file(out, &text)?;
+        tuner::files::write(out, &text)?;
         if !json {
             eprintln!(
                 "wrote {}{}",
@@ -496,7 +510,7 @@ fn cmd_search(a: SearchArgs, program_args: Vec<String>) -> Result<i32, Error> {
             serde_json::to_string_pretty(&searched.results).expect("results serialize")
         );
     } else {
-        print!("{}", tuner::search::render(&searched.results));
+        print!("{}", render::search::render(&searched.results));
     }
     Ok(0)
 }
@@ -541,12 +555,15 @@ impl PipelineOptions<'_> {
 }
 
 fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
-    use tuner::pipeline::ProgramSpec;
     let spec = ProgramSpec {
-        args: CcArgs::parse(&a.program.cc)?,
         function: a.program.function.clone(),
         program_args,
+        ..ProgramSpec::named(
+            tuner::spec::stem(a.program.cc.first().map_or("", String::as_str)),
+            a.program.cc.clone(),
+        )
     };
+    spec.cc()?;
     let p = PipelineOptions {
         static_only: a.static_only,
         top_k: a.top_k,
@@ -564,9 +581,9 @@ fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
         let f = PathBuf::from(&report.file);
         f.with_file_name(format!("{}.tuned.c", report.program))
     });
-    tuner::run::write_file(&out, &report.source)?;
+    tuner::files::write(&out, &report.source)?;
     if let Some(r) = &a.report {
-        tuner::run::write_file(
+        tuner::files::write(
             r,
             &serde_json::to_string_pretty(&report).expect("report serializes"),
         )?;
@@ -577,7 +594,7 @@ fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
             serde_json::to_string_pretty(&report).expect("report serializes")
         );
     } else {
-        print!("{}", tuner::pipeline::render_with(&report, a.explain));
+        print!("{}", render::apply::render_with(&report, a.explain));
         println!(
             "wrote {}{}",
             out.display(),
@@ -600,13 +617,13 @@ fn cmd_report(a: ReportArgs) -> Result<i32, Error> {
                 .root
                 .join("perf");
             TraceReport::latest(&dir)?.ok_or_else(|| {
-                Error::Input(format!("no report for '{p}' under {}", dir.display()))
+                Error::Usage(format!("no report for '{p}' under {}", dir.display()))
             })?
         }
-        (None, None) => return Err(Error::Input("give a report file or --program NAME".into())),
+        (None, None) => return Err(Error::Usage("give a report file or --program NAME".into())),
     };
     if !path.is_file() {
-        return Err(Error::Input(format!("{}: no such file", path.display())));
+        return Err(Error::Usage(format!("{}: no such file", path.display())));
     }
     let report = TraceReport::load(&path)?;
     let tree = report.tree();

@@ -52,6 +52,14 @@ pub enum CandidateVerdict {
     NotMeasured,
 }
 
+impl std::fmt::Display for CandidateVerdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The serialized name.
+        let name = serde_json::to_value(self).expect("verdicts serialize");
+        f.write_str(name.as_str().unwrap_or_default())
+    }
+}
+
 impl From<&Verdict> for CandidateVerdict {
     fn from(v: &Verdict) -> CandidateVerdict {
         match v {

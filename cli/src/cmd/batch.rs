@@ -6,9 +6,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
-use tuner::batch::{self, BatchConfig, Event};
 use tuner::environment::Environment;
-use tuner::Error;
+use tuner::workflows::batch::{self, BatchConfig};
+use tuner::{Error, Event, Events};
 
 #[derive(clap::Args)]
 pub struct BatchArgs {
@@ -17,8 +17,8 @@ pub struct BatchArgs {
     #[arg(required = true, value_name = "PATH|MANIFEST")]
     inputs: Vec<PathBuf>,
     /// Dataset size: -D<PRESET>_DATASET is given to every program.
-    #[arg(long, default_value = "MEDIUM")]
-    preset: String,
+    #[arg(long, default_value = "MEDIUM", value_parser = crate::cmd::parse_preset)]
+    preset: datasets::Preset,
     /// A further cc flag for loose .c files (repeatable), e.g. --cc-flag=-Iutilities.
     #[arg(long = "cc-flag", value_name = "FLAG", allow_hyphen_values = true)]
     cc_flags: Vec<String>,
@@ -80,8 +80,7 @@ pub fn cmd_batch(a: BatchArgs) -> Result<i32, Error> {
     let summary = if a.merge {
         batch::merge(&a.out, &a.inputs, Environment::capture(&p.toolchain))?
     } else {
-        let preset = datasets::Preset::parse(&a.preset).map_err(|e| Error::Input(e.to_string()))?;
-        let mut jobs = batch::collect_jobs(&a.inputs, preset, &a.cc_flags)?;
+        let mut jobs = batch::collect_jobs(&a.inputs, a.preset, &a.cc_flags)?;
         if let Some(s) = &a.shard {
             let (i, n) = batch::parse_shard(s)?;
             jobs = batch::shard(jobs, i, n);
@@ -93,7 +92,7 @@ pub fn cmd_batch(a: BatchArgs) -> Result<i32, Error> {
             resume: a.resume,
         };
         let progress = Progress::new();
-        let events: batch::Events = std::sync::Arc::new(move |e| progress.event(e));
+        let events: Events = std::sync::Arc::new(move |e| progress.event(e));
         batch::run(&cfg, &jobs, &events)?
     };
     if a.json {
@@ -102,7 +101,7 @@ pub fn cmd_batch(a: BatchArgs) -> Result<i32, Error> {
             serde_json::to_string_pretty(&summary).expect("summary serializes")
         );
     } else {
-        print!("{}", batch::render(&summary));
+        print!("{}", crate::render::batch::render(&summary));
         println!("wrote {}", a.out.join("summary.json").display());
     }
     Ok(if summary.failed > 0 { 1 } else { 0 })
@@ -137,7 +136,7 @@ impl Progress {
     fn event(&self, e: Event) {
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         match e {
-            Event::Start { total, done } => {
+            Event::BatchStart { total, done } => {
                 *self.finished.lock().unwrap_or_else(|e| e.into_inner()) = (done, total);
                 match &self.bars {
                     Some((_, all)) => {
@@ -193,6 +192,7 @@ impl Progress {
                     None => eprintln!("[{}/{}] {line}", f.0, f.1),
                 }
             }
+            Event::Done { line } => eprintln!("{line}"),
         }
     }
 }

@@ -4,7 +4,8 @@ use profiling::build::Toolchain;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
-use tuner::bench::{self, report, stats::Thresholds, BenchConfig};
+use profiling::stats::{Class, Thresholds};
+use tuner::bench::{self, report, BenchConfig};
 use tuner::Error;
 
 /// Exit code when a benchmark regressed.
@@ -17,8 +18,8 @@ pub struct BenchArgs {
     #[arg(required = true, value_name = "SUITE")]
     suite: Vec<PathBuf>,
     /// Dataset size: -D<PRESET>_DATASET is given to every program.
-    #[arg(long, default_value = "MEDIUM")]
-    preset: String,
+    #[arg(long, default_value = "MEDIUM", value_parser = crate::cmd::parse_preset)]
+    preset: datasets::Preset,
     /// A further cc flag for loose .c files (repeatable), e.g. --cc-flag=-Iutilities.
     #[arg(long = "cc-flag", value_name = "FLAG", allow_hyphen_values = true)]
     cc_flags: Vec<String>,
@@ -45,9 +46,9 @@ pub struct BenchArgs {
     /// machines drift by several percent between runs).
     #[arg(long, default_value_t = 0.10)]
     noise_threshold: f64,
-    /// Report format on stdout (and in --output): md, html or json.
-    #[arg(long, default_value = "md", value_parser = ["md", "html", "json"])]
-    format: String,
+    /// Report format on stdout (and in --output).
+    #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
+    format: ReportFormat,
     /// Write the report here instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
@@ -64,14 +65,24 @@ pub struct BenchArgs {
     cache_dir: Option<PathBuf>,
 }
 
+/// The formats of a benchmark report.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Markdown tables.
+    Md,
+    /// A page with SVG plots.
+    Html,
+    /// The whole report, raw samples included.
+    Json,
+}
+
 pub fn cmd_bench(a: BenchArgs) -> Result<i32, Error> {
     if !(0.0..1.0).contains(&a.alpha) || !(0.0..1.0).contains(&a.noise_threshold) {
-        return Err(Error::Input(
+        return Err(Error::Usage(
             "--alpha and --noise-threshold must lie in [0, 1)".into(),
         ));
     }
-    let preset = datasets::Preset::parse(&a.preset).map_err(|e| Error::Input(e.to_string()))?;
-    let jobs = tuner::batch::collect_jobs(&a.suite, preset, &a.cc_flags)?;
+    let jobs = tuner::workflows::batch::collect_jobs(&a.suite, a.preset, &a.cc_flags)?;
     let benches = bench::benchmarks(&jobs, a.tuned.as_deref());
     // Read the baseline first: a missing or damaged one fails before any work.
     let baseline = a
@@ -87,8 +98,7 @@ pub fn cmd_bench(a: BenchArgs) -> Result<i32, Error> {
         warmup: a.warmup,
         runs: a.runs,
         timeout: Duration::from_secs_f64(a.timeout),
-        work: std::path::absolute(&a.store)
-            .map_err(|e| Error::Input(format!("{}: {e}", a.store.display())))?,
+        work: std::path::absolute(&a.store).map_err(Error::read(&a.store))?,
     };
     let suite_name = a
         .suite
@@ -108,7 +118,7 @@ pub fn cmd_bench(a: BenchArgs) -> Result<i32, Error> {
             }
         }
     })?;
-    if a.roofline || a.format == "html" {
+    if a.roofline || a.format == ReportFormat::Html {
         let cache = a
             .cache_dir
             .clone()
@@ -127,22 +137,22 @@ pub fn cmd_bench(a: BenchArgs) -> Result<i32, Error> {
         let path = bench::save_baseline(&a.store, n, &r)?;
         eprintln!("tune bench: saved baseline '{n}' to {}", path.display());
     }
-    let text = match a.format.as_str() {
-        "json" => serde_json::to_string_pretty(&r).expect("report serializes") + "\n",
-        "html" => report::html(&r),
-        _ => report::markdown(&r),
+    let text = match a.format {
+        ReportFormat::Json => serde_json::to_string_pretty(&r).expect("report serializes") + "\n",
+        ReportFormat::Html => report::html(&r),
+        ReportFormat::Md => report::markdown(&r),
     };
     match &a.output {
         Some(path) => {
-            tuner::run::write_file(path, &text)?;
-            if a.format != "md" {
+            tuner::files::write(path, &text)?;
+            if a.format != ReportFormat::Md {
                 print!("{}", report::markdown(&r));
             }
             eprintln!("tune bench: wrote {}", path.display());
         }
         None => print!("{text}"),
     }
-    let regressed = r.comparison.as_ref().map_or(0, |c| c.count("regressed"));
+    let regressed = r.comparison.as_ref().map_or(0, |c| c.count(Class::Regressed));
     if regressed > 0 {
         eprintln!("tune bench: {regressed} benchmark(s) regressed");
         return Ok(REGRESSED);

@@ -7,9 +7,12 @@ use profiling::build::Toolchain;
 use profiling::measure::Measure;
 use std::path::PathBuf;
 use std::time::Duration;
-use tuner::database::{self, BuildConfig, EvalConfig};
-use tuner::transfer::{self, Measuring, TransferConfig};
-use tuner::Error;
+use tuner::nest_bench::Measuring;
+use tuner::workflows::db_build::{self, BuildConfig};
+use tuner::workflows::eval::{self, EvalConfig};
+use tuner::workflows::transfer::{self, TransferConfig};
+use tuner::workflows::SuiteSelection;
+use tuner::{Error, StrategyKind};
 
 fn default_suite() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -22,12 +25,8 @@ fn cache_root(dir: &Option<PathBuf>) -> PathBuf {
     dir.clone().unwrap_or_else(profiling::cache::default_root)
 }
 
-fn preset(s: &str) -> Result<datasets::Preset, Error> {
-    datasets::Preset::parse(s).map_err(|e| Error::Input(e.to_string()))
-}
-
 fn load_db(path: &std::path::Path) -> Result<Database, Error> {
-    Database::load(path).map_err(|e| Error::Input(e.to_string()))
+    Database::load(path).map_err(Error::ReadDatabase)
 }
 
 #[derive(Subcommand)]
@@ -79,8 +78,8 @@ pub struct SuiteArgs {
     /// Suite manifest (default: the shipped datasets/suite.json).
     #[arg(long, value_name = "SUITE.json")]
     suite: Option<PathBuf>,
-    #[arg(long, default_value = "MEDIUM")]
-    preset: String,
+    #[arg(long, default_value = "MEDIUM", value_parser = crate::cmd::parse_preset)]
+    preset: datasets::Preset,
     /// Only these programs (comma-separated).
     #[arg(long, value_delimiter = ',')]
     programs: Vec<String>,
@@ -93,9 +92,19 @@ fn contrastive_weight(w: f64) -> Result<f64, Error> {
     if w.is_finite() && w >= 0.0 {
         Ok(w)
     } else {
-        Err(Error::Input(format!(
+        Err(Error::Usage(format!(
             "--contrastive-weight {w}: must be a number >= 0"
         )))
+    }
+}
+
+impl SuiteArgs {
+    fn selection(&self) -> SuiteSelection {
+        SuiteSelection {
+            suite: self.suite.clone().unwrap_or_else(default_suite),
+            preset: self.preset,
+            programs: self.programs.clone(),
+        }
     }
 }
 
@@ -121,8 +130,8 @@ pub struct DbBuildArgs {
     /// Seconds of search per nest.
     #[arg(long)]
     time_limit: Option<f64>,
-    #[arg(long, default_value = "evolutionary")]
-    strategy: String,
+    #[arg(long, value_enum, default_value_t = StrategyKind::Evolutionary)]
+    strategy: StrategyKind,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[arg(long, default_value_t = 2)]
@@ -231,24 +240,16 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
     match c {
         DbCommand::Build(a) => {
             let cfg = BuildConfig {
-                suite: a.on.suite.clone().unwrap_or_else(default_suite),
-                preset: preset(&a.on.preset)?,
-                programs: a.on.programs.clone(),
+                suite: a.on.selection(),
                 budget: a.budget,
                 time_limit: a.time_limit.map(|s| Duration::from_secs_f64(s.max(0.0))),
                 strategy: a.strategy,
                 seed: a.seed,
                 jobs: a.jobs,
-                measure: Measure::default()
-                    .warmup(1)
-                    .repetitions(a.repetitions)
-                    .counters(&[]),
-                timeout: Duration::from_secs(60),
-                cache_root: cache_root(&a.on.cache_dir),
+                measuring: measuring(a.repetitions, &a.on.cache_dir),
                 out: a.out.clone(),
-                toolchain: Toolchain::default(),
             };
-            let db = database::build(&cfg, &mut |line| eprintln!("{line}"))?;
+            let db = db_build::build(&cfg, &crate::cmd::lines())?;
             eprintln!("{}: {} entries", a.out.display(), db.entries.len());
             Ok(0)
         }
@@ -312,7 +313,7 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                 let other = load_db(f)?;
                 let s = into
                     .merge(other)
-                    .map_err(|e| Error::Input(format!("{}: {e}", f.display())))?;
+                    .map_err(|e| Error::Usage(format!("{}: {e}", f.display())))?;
                 eprintln!(
                     "{}: {} added, {} replaced, {} kept",
                     f.display(),
@@ -321,15 +322,14 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                     s.kept
                 );
             }
-            into.save(&a.into)
-                .map_err(|e| Error::Failed(e.to_string()))?;
+            into.save(&a.into).map_err(Error::WriteDatabase)?;
             Ok(0)
         }
         DbCommand::Embed(a) => {
             let mut db = load_db(&a.db)?;
-            let m = Embedder::load(&a.model).map_err(|e| Error::Input(e.to_string()))?;
-            database::embed_all(&mut db, &m)?;
-            db.save(&a.db).map_err(|e| Error::Failed(e.to_string()))?;
+            let m = Embedder::load(&a.model).map_err(Error::LoadModel)?;
+            db_build::embed_all(&mut db, &m)?;
+            db.save(&a.db).map_err(Error::WriteDatabase)?;
             eprintln!(
                 "{}: {} entries embedded by model {}",
                 a.db.display(),
@@ -345,17 +345,14 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                 ..Default::default()
             };
             let programs = datasets::synth::generate(&opts);
-            let suite = datasets::synth::write_suite(&a.out, &programs)
-                .map_err(|e| Error::Failed(format!("{}: {e}", a.out.display())))?;
+            let suite = datasets::synth::write_suite(&a.out, &programs).map_err(Error::write(&a.out))?;
             eprintln!("{}: {} programs", suite.display(), programs.len());
             Ok(0)
         }
         DbCommand::Eval(a) => {
             let cfg = EvalConfig {
                 db: a.db,
-                suite: a.on.suite.clone().unwrap_or_else(default_suite),
-                preset: preset(&a.on.preset)?,
-                programs: a.on.programs.clone(),
+                suite: a.on.selection(),
                 k: a.k.max(1),
                 seed: a.seed,
                 train: models::TrainOptions {
@@ -366,24 +363,22 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                 },
                 measuring: measuring(a.repetitions, &a.on.cache_dir),
             };
-            let r = database::evaluate(&cfg, &mut |line| eprintln!("{line}"))?;
+            let r = eval::evaluate(&cfg, &crate::cmd::lines())?;
             if a.json {
                 println!("{}", serde_json::to_string_pretty(&r).expect("json"));
             } else {
-                print!("{}", database::render_eval(&r));
+                print!("{}", crate::render::eval::render_eval(&r));
             }
             Ok(0)
         }
         DbCommand::Transfer(a) => {
             let cfg = TransferConfig {
                 db: a.db.clone(),
-                suite: a.on.suite.clone().unwrap_or_else(default_suite),
-                preset: preset(&a.on.preset)?,
-                programs: a.on.programs.clone(),
+                suite: a.on.selection(),
                 again: a.again,
                 measuring: measuring(a.repetitions, &a.on.cache_dir),
             };
-            let s = transfer::measure(&cfg, &mut |line| eprintln!("{line}"))?;
+            let s = transfer::measure(&cfg, &crate::cmd::lines())?;
             eprintln!(
                 "{}: {} rows measured ({} transfers, {} variants), {} already complete",
                 a.db.display(),
@@ -409,9 +404,9 @@ pub fn cmd_model(c: ModelCommand) -> Result<i32, Error> {
                 contrastive_weight: contrastive_weight(a.contrastive_weight)?,
                 ..Default::default()
             };
-            let ck = embeddings::embed::train(&entries, &opts)
-                .map_err(|e| Error::Failed(e.to_string()))?;
-            ck.save(&a.out).map_err(|e| Error::Failed(e.to_string()))?;
+            let ck = embeddings::embed::train(&entries, &opts)?;
+            ck.save(&a.out)
+                .map_err(|e| Error::Failed(format!("{}: {e}", a.out.display())))?;
             println!(
                 "{}: {} examples, {} epochs, final L1 loss {:.4}, seed {}, data {}",
                 a.out.display(),
@@ -425,11 +420,9 @@ pub fn cmd_model(c: ModelCommand) -> Result<i32, Error> {
         }
         ModelCommand::Eval(a) => {
             let db = load_db(&a.db)?;
-            let m = Embedder::load(&a.model).map_err(|e| Error::Input(e.to_string()))?;
+            let m = Embedder::load(&a.model).map_err(Error::LoadModel)?;
             let entries: Vec<&embeddings::Entry> = db.entries.iter().collect();
-            let mae = m
-                .evaluate(&entries)
-                .map_err(|e| Error::Failed(e.to_string()))?;
+            let mae = m.evaluate(&entries)?;
             println!("{:<24}{:>12}", "target", "MAE (std)");
             for (n, v) in TARGET_NAMES.iter().zip(mae) {
                 println!("{n:<24}{v:>12.4}");

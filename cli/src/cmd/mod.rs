@@ -3,3 +3,17 @@
 pub mod batch;
 pub mod bench;
 pub mod db;
+
+/// `--preset NAME`: a dataset size of the suite manifests.
+pub fn parse_preset(s: &str) -> Result<datasets::Preset, String> {
+    datasets::Preset::parse(s).map_err(|e| e.to_string())
+}
+
+/// Events of the long `db` workflows as lines on stderr.
+pub fn lines() -> tuner::Events {
+    std::sync::Arc::new(|e| {
+        if let tuner::Event::Done { line } = e {
+            eprintln!("{line}")
+        }
+    })
+}

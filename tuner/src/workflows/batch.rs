@@ -152,6 +152,15 @@ pub enum Status {
     Failed,
 }
 
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Status::Tuned => "tuned",
+            Status::Failed => "failed",
+        })
+    }
+}
+
 const JOURNAL: &str = "journal.jsonl";
 
 /// The append-only record of finished programs: a [`Journal`] of outcomes (a torn last

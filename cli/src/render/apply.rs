@@ -1,0 +1,103 @@
+//! `tune apply`: the per-nest table and, with --explain, every candidate with why it was kept or refused.
+
+use profiling::measure::Stats;
+use tuner::ApplyReport;
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("-".into(), |v| format!("{:.0}%", v * 100.0))
+}
+
+/// The report as a terminal table; with `explain`, every candidate with why it was
+/// kept or refused.
+pub fn render_with(r: &ApplyReport, explain: bool) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<8}{:>6}{:>20}{:>20}{:>9}{:>13}  recipe (from)",
+        "nest", "line", "baseline ms", "tuned ms", "speedup", "roofline"
+    );
+    for n in &r.nests {
+        let spread = |s: &Stats| {
+            format!(
+                "{:.3} ±{:.0}%",
+                s.median * 1e3,
+                100.0 * (s.median_ci.1 - s.median_ci.0) / 2.0 / s.median.max(1e-12)
+            )
+        };
+        let chosen = n.candidates.iter().find(|c| c.kept);
+        let _ = writeln!(
+            out,
+            "{:<8}{:>6}{:>20}{:>20}{:>8.2}x{:>13}  {}",
+            n.nest,
+            n.line,
+            spread(&n.baseline),
+            n.tuned.as_ref().map_or("-".into(), spread),
+            n.speedup,
+            format!("{}→{}", pct(n.efficiency_before), pct(n.efficiency_after)),
+            match chosen {
+                Some(c) => format!(
+                    "{} (from {} {}, d={:.2})",
+                    serde_json::to_string(&c.recipe.steps).expect("steps serialize"),
+                    c.from.program,
+                    c.from.nest,
+                    c.from.distance
+                ),
+                None if r.check.as_ref().is_some_and(|c| c.reverted) => {
+                    "untransformed (the whole tuned program was slower)".into()
+                }
+                None => "untransformed (no candidate beat it beyond the noise)".into(),
+            }
+        );
+        if explain {
+            for c in &n.candidates {
+                let _ = writeln!(
+                    out,
+                    "    {} {} {} d={:.2}: {} — {}",
+                    if c.kept { "KEPT" } else { "    " },
+                    c.from.program,
+                    c.from.nest,
+                    c.from.distance,
+                    serde_json::to_string(&c.recipe.steps).expect("steps serialize"),
+                    if c.why.is_empty() {
+                        c.verdict.to_string()
+                    } else {
+                        c.why.clone()
+                    }
+                );
+                for d in &c.dropped {
+                    let _ = writeln!(out, "         dropped {d}");
+                }
+            }
+        }
+    }
+    if let Some(c) = &r.check {
+        let _ = writeln!(
+            out,
+            "whole program ({} time, median of {}): original {:.3} ms, tuned {:.3} ms, {:.2}x (p = {:.3}){}",
+            c.unit,
+            c.runs,
+            c.original_ms,
+            c.tuned_ms,
+            c.speedup,
+            c.p_value,
+            if c.reverted {
+                "; slower beyond the noise: the original is kept"
+            } else {
+                ""
+            }
+        );
+    }
+    let t = &r.time;
+    let _ = writeln!(
+        out,
+        "tuning time {:.1} s: profiling {:.1} s, embedding {:.2} s, building {:.1} s, measuring {:.1} s",
+        t.total_s, t.profiling_s, t.embedding_s, t.building_s, t.measuring_s
+    );
+    out
+}
+
+pub fn render(r: &ApplyReport) -> String {
+    render_with(r, false)
+}
+

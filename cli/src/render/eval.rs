@@ -1,0 +1,50 @@
+//! `tune db eval`: the evaluation table.
+
+use tuner::ranker::RankerKind;
+use tuner::workflows::eval::EvalReport;
+
+/// The evaluation table.
+pub fn render_eval(r: &EvalReport) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<16}{:<8}{:>8}  {:>16}{:>16}{:>16}",
+        "program", "nest", "best", "embedding", "raw features", "random"
+    );
+    for row in &r.rows {
+        let _ = write!(
+            out,
+            "{:<16}{:<8}{:>7.2}x ",
+            row.program, row.nest, row.best_known
+        );
+        for k in RankerKind::ALL {
+            let o = &row.methods[&k];
+            let _ = write!(
+                out,
+                "{:>15}",
+                format!("{:.2}x {}", o.kept, if o.hit { "hit" } else { "miss" })
+            );
+            out.push(' ');
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "top-{} reaches >= 90% of the best known speedup on: {}",
+        r.k,
+        RankerKind::ALL
+            .iter()
+            .map(|k| format!("{k} {:.0}%", 100.0 * r.hit_rate[k]))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "{} held-out nests, {} measurements, {:.0} s",
+        r.rows.len(),
+        r.measured,
+        r.seconds
+    );
+    out
+}
