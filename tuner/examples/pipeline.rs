@@ -4,7 +4,7 @@
 //! Run: `cargo run -p tuner --example pipeline -- datasets/programs/gemm.c -DSMALL_DATASET -lm`
 
 use profiling::measure::Measure;
-use tuner::pipeline::{render, Pipeline, ProgramSpec};
+use tuner::{Pipeline, ProgramSpec};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -25,13 +25,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             t.stats.median * 1e3,
             t.stats.min * 1e3,
             t.stats.max * 1e3,
-            t.verdict
+            t.verdict.describe()
         );
     }
 
     // Static features only, the 3 nearest tuned nests.
     let report = Pipeline::static_only().top_k(3).apply(&program)?;
-    print!("{}", render(&report));
+    for n in &report.nests {
+        println!("{}: {:.2}x with {:?}", n.nest, n.speedup, n.chosen.steps);
+    }
     let out = std::env::temp_dir().join(format!("{}.tuned.c", report.program));
     std::fs::write(&out, &report.source)?;
     println!("tuned program: {}", out.display());

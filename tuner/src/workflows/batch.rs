@@ -420,6 +420,7 @@ pub fn merge(out: &Path, shards: &[PathBuf], env: Environment) -> Result<Summary
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     fn outcome(p: &str) -> Outcome {
         Outcome {
