@@ -488,7 +488,7 @@ fn passed_over(db: &Database, visited: &[Visited], v: &Visited) -> Candidate {
         dropped: v
             .dropped
             .iter()
-            .map(|(i, why)| format!("step {i}: {why}"))
+            .map(|(k, why)| format!("recipe step {k}: {why}"))
             .collect(),
         verdict: CandidateVerdict::NotMeasured,
         stats: None,
