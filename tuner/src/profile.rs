@@ -3,7 +3,7 @@
 //! counters, verification), static counts and the cache model place it on the machine's
 //! roofline, and everything lands in a Chrome trace report.
 
-use crate::run::{dry_run, RunConfig, SAVE_BUDGET};
+use crate::run::{dry_run, DryRun, RunConfig, SAVE_BUDGET};
 use crate::{Error, Result};
 use profiling::cachemodel::{model, model_warm, CacheSpec};
 use profiling::cutout::{BuildRecord, Cutout, CutoutRun};
@@ -90,11 +90,59 @@ pub fn cache_specs(m: Option<&MachineInfo>) -> Vec<CacheSpec> {
 pub fn profile(cfg: &ProfileConfig) -> Result<Profile> {
     let phases = Phases::new();
     let top = phases.scope("profile");
+    let dry = profiled_dry_run(cfg, &phases)?;
+    let machine_info = if cfg.roofline {
+        let _g = phases.scope("machine");
+        Some(machine(
+            &cfg.run.cache_root,
+            &cfg.run.toolchain,
+            &cfg.machine,
+        )?)
+    } else {
+        None
+    };
+    let program = &dry.parsed.program;
+    let mut report = TraceReport::new(&program.name);
+    let mut nests = Vec::new();
+    let mut history = Vec::new();
+    let specs = cache_specs(machine_info.as_ref());
+    for nest in &dry.nests {
+        let (np, record) = profile_nest(cfg, &dry, nest, &specs, &phases, &mut report)?;
+        history.push(record);
+        nests.push(np);
+    }
+    drop(top);
+    let (roof, rows) = match &machine_info {
+        Some(m) => {
+            let (roof, rows) = roofline_rows(m, &nests);
+            (Some(roof), rows)
+        }
+        None => (None, Vec::new()),
+    };
+    let records = phases.records();
+    report.add_phases(&records);
+    let path = write_report(&mut report, &dry, &nests, &rows, roof.as_ref(), &history)?;
+    Ok(Profile {
+        program: program.name.clone(),
+        nests,
+        roofline: rows,
+        roof,
+        machine: machine_info,
+        history,
+        report: path.display().to_string(),
+        tree: render_tree(&report.tree()),
+        phases: records,
+    })
+}
+
+/// The dry run of the profiling pass (every version saved within the data budget),
+/// refused unless the program exited normally and saved its data.
+fn profiled_dry_run(cfg: &ProfileConfig, phases: &Phases) -> Result<DryRun> {
     let mut run_cfg = cfg.run.clone();
     run_cfg.save_budget = Some(SAVE_BUDGET);
     let dry = {
         let _g = phases.scope("dry-run");
-        dry_run(&run_cfg, &phases)?
+        dry_run(&run_cfg, phases)?
     };
     if dry.summary.exit_code != 0 {
         let first = String::from_utf8_lossy(&dry.stderr)
@@ -119,149 +167,164 @@ pub fn profile(cfg: &ProfileConfig) -> Result<Profile> {
             dry.summary.file
         )));
     }
-    let machine_info = if cfg.roofline {
-        let _g = phases.scope("machine");
-        Some(machine(
-            &cfg.run.cache_root,
-            &cfg.run.toolchain,
-            &cfg.machine,
-        )?)
-    } else {
-        None
-    };
+    Ok(dry)
+}
+
+/// One nest, untransformed, on each saved version: runs, models, its build record.
+fn profile_nest(
+    cfg: &ProfileConfig,
+    dry: &DryRun,
+    nest: &ir::codegen::Nest,
+    specs: &[CacheSpec],
+    phases: &Phases,
+    report: &mut TraceReport,
+) -> Result<(NestProfile, BuildRecord)> {
     let program = &dry.parsed.program;
     let data = dry.cache.data();
-    let builds = dry.cache.root.join("cutouts");
-    let scratch = dry.cache.root.join("scratch");
-    let specs = cache_specs(machine_info.as_ref());
-    let mut report = TraceReport::new(&program.name);
-    let mut nests = Vec::new();
-    let mut history = Vec::new();
-    for nest in &dry.nests {
-        let region = &program.regions[nest.region];
-        let line = ir::program::loops(&region.body)
-            .into_iter()
-            .find(|l| l.id == nest.root)
-            .map_or(0, |l| l.pos.line);
-        let cutout = Cutout::new(
-            program.clone(),
-            nest.clone(),
-            data.clone(),
-            cfg.run.args.cflags.clone(),
-        );
-        let original = cutout.original();
-        let (build, record) = {
-            let _g = phases.scope("compile");
-            cutout.build(&cfg.run.toolchain, &original, &builds)?
-        };
-        let mut record = BuildRecord {
-            variant: format!("{}:{}", nest.name, record.variant),
-            ..record
-        };
-        let mut np = NestProfile {
-            nest: nest.name.clone(),
-            region: nest.region,
-            line,
-            runs: Vec::new(),
-            models: Vec::new(),
-            model_error: None,
-        };
-        let place = NestPlace {
-            region: nest.region,
-            function: &region.function,
-            nest: &nest.name,
-            line,
-        };
-        for v in profiling::cutout::saved_versions(&data, nest) {
-            let run = {
-                let _g = phases.scope("measure");
-                cutout.run(
-                    &build.exe,
-                    &original.name,
-                    v,
-                    &cfg.measure,
-                    cfg.timeout,
-                    &scratch,
-                )?
-            };
-            report.add_run(&place, &run);
-            record.runs += 1;
-            record.run_s += run.stats.median;
-            np.runs.push(run);
-            let _g = phases.scope("model");
-            let env = profiling::cutout::env_of(&data, nest, v);
-            let counts =
-                ir::counts::nest_counts(program, nest.region, nest.root, &env, MODEL_LIMIT);
-            // Unflushed cutouts start with their inputs in cache (restored just before).
-            let cm = if cfg.measure.flush {
-                model(program, nest.region, nest.root, &env, &specs, MODEL_LIMIT)
-            } else {
-                model_warm(program, nest.region, nest.root, &env, &specs, MODEL_LIMIT)
-            };
-            match (counts, cm) {
-                (Ok(c), Ok(m)) => np.models.push(VersionModel {
-                    version: v,
-                    flops: c.flops,
-                    bytes_compulsory: c.bytes_compulsory,
-                    oi: c.operational_intensity,
-                    misses: m
-                        .levels
-                        .iter()
-                        .map(|l| (l.name.clone(), l.misses))
-                        .collect(),
-                    dram_bytes: m.dram_bytes,
-                    exact: c.exact && !m.sampled,
-                    note: m.note.clone(),
-                }),
-                (Err(e), _) | (_, Err(e)) => np.model_error = Some(e.to_string()),
-            }
-        }
-        history.push(record);
-        nests.push(np);
-    }
-    drop(top);
-    let (roof, rows) = match &machine_info {
-        Some(m) => {
-            let roof = Roof {
-                peak_gflops: m.best_peak_1(),
-                bandwidth_gbs: m.bandwidth_1.triad,
-                source: "tune machine: 1 thread, best FMA peak / triad bandwidth".into(),
-            };
-            let mut rows: Vec<RooflineRow> = nests
-                .iter()
-                .filter(|n| !n.runs.is_empty())
-                .map(|n| {
-                    let time: f64 = n.runs.iter().map(|r| r.stats.median).sum();
-                    let flops: u64 = n.models.iter().map(|m| m.flops).sum();
-                    let dram: u64 = n.models.iter().map(|m| m.dram_bytes).sum();
-                    // Modelled DRAM traffic where the model ran (zero for cache-resident
-                    // nests), compulsory bytes otherwise.
-                    let (bytes, kind) = if n.model_error.is_none() && !n.models.is_empty() {
-                        (dram, "modelled DRAM")
-                    } else {
-                        (
-                            n.models.iter().map(|m| m.bytes_compulsory).sum(),
-                            "compulsory",
-                        )
-                    };
-                    RooflineRow::new(&n.nest, n.runs.len(), time, flops, bytes, kind, &roof)
-                })
-                .collect();
-            roofline::set_shares(&mut rows);
-            (Some(roof), rows)
-        }
-        None => (None, Vec::new()),
+    let region = &program.regions[nest.region];
+    let line = ir::program::loops(&region.body)
+        .into_iter()
+        .find(|l| l.id == nest.root)
+        .map_or(0, |l| l.pos.line);
+    let cutout = Cutout::new(
+        program.clone(),
+        nest.clone(),
+        data.clone(),
+        cfg.run.args.cflags.clone(),
+    );
+    let original = cutout.original();
+    let (build, record) = {
+        let _g = phases.scope("compile");
+        cutout.build(&cfg.run.toolchain, &original, &dry.cache.root.join("cutouts"))?
     };
-    let records = phases.records();
-    report.add_phases(&records);
-    report
-        .other
-        .insert("file".into(), serde_json::json!(program.file));
+    let mut record = BuildRecord {
+        variant: format!("{}:{}", nest.name, record.variant),
+        ..record
+    };
+    let mut np = NestProfile {
+        nest: nest.name.clone(),
+        region: nest.region,
+        line,
+        runs: Vec::new(),
+        models: Vec::new(),
+        model_error: None,
+    };
+    let place = NestPlace {
+        region: nest.region,
+        function: &region.function,
+        nest: &nest.name,
+        line,
+    };
+    let scratch = dry.cache.root.join("scratch");
+    for v in profiling::cutout::saved_versions(&data, nest) {
+        let run = {
+            let _g = phases.scope("measure");
+            cutout.run(
+                &build.exe,
+                &original.name,
+                v,
+                &cfg.measure,
+                cfg.timeout,
+                &scratch,
+            )?
+        };
+        report.add_run(&place, &run);
+        record.runs += 1;
+        record.run_s += run.stats.median;
+        np.runs.push(run);
+        let _g = phases.scope("model");
+        match version_model(cfg, program, nest, &profiling::cutout::env_of(&data, nest, v), specs, v) {
+            Ok(m) => np.models.push(m),
+            Err(e) => np.model_error = Some(e),
+        }
+    }
+    Ok((np, record))
+}
+
+/// Counts and the cache model of one saved version of a nest.
+fn version_model(
+    cfg: &ProfileConfig,
+    program: &ir::Program,
+    nest: &ir::codegen::Nest,
+    env: &ir::interp::Env,
+    specs: &[CacheSpec],
+    version: u64,
+) -> std::result::Result<VersionModel, String> {
+    let counts = ir::counts::nest_counts(program, nest.region, nest.root, env, MODEL_LIMIT)
+        .map_err(|e| e.to_string())?;
+    // Unflushed cutouts start with their inputs in cache (restored just before).
+    let m = if cfg.measure.flush {
+        model(program, nest.region, nest.root, env, specs, MODEL_LIMIT)
+    } else {
+        model_warm(program, nest.region, nest.root, env, specs, MODEL_LIMIT)
+    }
+    .map_err(|e| e.to_string())?;
+    Ok(VersionModel {
+        version,
+        flops: counts.flops,
+        bytes_compulsory: counts.bytes_compulsory,
+        oi: counts.operational_intensity,
+        misses: m
+            .levels
+            .iter()
+            .map(|l| (l.name.clone(), l.misses))
+            .collect(),
+        dram_bytes: m.dram_bytes,
+        exact: counts.exact && !m.sampled,
+        note: m.note.clone(),
+    })
+}
+
+/// The 1-thread roofline of the profiled nests.
+fn roofline_rows(m: &MachineInfo, nests: &[NestProfile]) -> (Roof, Vec<RooflineRow>) {
+    let roof = Roof {
+        peak_gflops: m.best_peak_1(),
+        bandwidth_gbs: m.bandwidth_1.triad,
+        source: "tune machine: 1 thread, best FMA peak / triad bandwidth".into(),
+    };
+    let mut rows: Vec<RooflineRow> = nests
+        .iter()
+        .filter(|n| !n.runs.is_empty())
+        .map(|n| {
+            let time: f64 = n.runs.iter().map(|r| r.stats.median).sum();
+            let flops: u64 = n.models.iter().map(|m| m.flops).sum();
+            let dram: u64 = n.models.iter().map(|m| m.dram_bytes).sum();
+            // Modelled DRAM traffic where the model ran (zero for cache-resident
+            // nests), compulsory bytes otherwise.
+            let (bytes, kind) = if n.model_error.is_none() && !n.models.is_empty() {
+                (dram, "modelled DRAM")
+            } else {
+                (
+                    n.models.iter().map(|m| m.bytes_compulsory).sum(),
+                    "compulsory",
+                )
+            };
+            RooflineRow::new(&n.nest, n.runs.len(), time, flops, bytes, kind, &roof)
+        })
+        .collect();
+    roofline::set_shares(&mut rows);
+    (roof, rows)
+}
+
+/// Completes the trace report (roofline, history, models) and writes it under the
+/// program's `perf/` folder.
+fn write_report(
+    report: &mut TraceReport,
+    dry: &DryRun,
+    nests: &[NestProfile],
+    rows: &[RooflineRow],
+    roof: Option<&Roof>,
+    history: &[BuildRecord],
+) -> Result<PathBuf> {
+    report.other.insert(
+        "file".into(),
+        serde_json::json!(dry.parsed.program.file),
+    );
     report.other.insert(
         "roofline".into(),
-        serde_json::to_value(&rows).expect("rows serialize"),
+        serde_json::to_value(rows).expect("rows serialize"),
     );
-    if let Some(r) = &roof {
+    if let Some(r) = roof {
         report.other.insert(
             "roof".into(),
             serde_json::to_value(r).expect("roof serializes"),
@@ -269,7 +332,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<Profile> {
     }
     report.other.insert(
         "history".into(),
-        serde_json::to_value(&history).expect("history serializes"),
+        serde_json::to_value(history).expect("history serializes"),
     );
     let models: Vec<_> = nests
         .iter()
@@ -278,16 +341,5 @@ pub fn profile(cfg: &ProfileConfig) -> Result<Profile> {
     report
         .other
         .insert("models".into(), serde_json::Value::Array(models));
-    let path: PathBuf = report.write(&dry.cache.root.join("perf"))?;
-    Ok(Profile {
-        program: program.name.clone(),
-        nests,
-        roofline: rows,
-        roof,
-        machine: machine_info,
-        history,
-        report: path.display().to_string(),
-        tree: render_tree(&report.tree()),
-        phases: records,
-    })
+    Ok(report.write(&dry.cache.root.join("perf"))?)
 }

@@ -9,7 +9,7 @@ use profiling::cc::CcArgs;
 use profiling::phases::Phases;
 use profiling::run::{run, Exit, RunOptions, RuntimeReport, SavedFile};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Everything `tune run` needs.

@@ -253,53 +253,7 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
             eprintln!("{}: {} entries", a.out.display(), db.entries.len());
             Ok(0)
         }
-        DbCommand::List(a) => {
-            let db = load_db(&a.db)?;
-            if a.json {
-                let rows: Vec<_> = db
-                    .entries
-                    .iter()
-                    .map(|e| {
-                        serde_json::json!({
-                            "program": e.program, "nest": e.nest, "fingerprint": e.fingerprint,
-                            "baseline_s": e.baseline_s, "tuned_s": e.tuned_s,
-                            "speedup": e.speedup(), "machine": e.machine,
-                            "recipes": e.recipes.len(), "embedded": !e.embedding.is_empty(),
-                            "transfers": e.transfers.len(),
-                        })
-                    })
-                    .collect();
-                println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
-            } else {
-                println!(
-                    "{:<20}{:<8}{:>12}{:>10}{:>9}{:>11}  machine",
-                    "program", "nest", "baseline ms", "speedup", "recipes", "transfers"
-                );
-                for e in &db.entries {
-                    println!(
-                        "{:<20}{:<8}{:>12.4}{:>9.2}x{:>9}{:>11}  {}",
-                        e.program,
-                        e.nest,
-                        e.baseline_s * 1e3,
-                        e.speedup(),
-                        e.recipes.len(),
-                        e.transfers.len(),
-                        e.machine
-                    );
-                }
-                println!(
-                    "{} entries, feature version {}, model {}",
-                    db.entries.len(),
-                    db.feature_version,
-                    if db.model.is_empty() {
-                        "(not embedded)"
-                    } else {
-                        &db.model
-                    }
-                );
-            }
-            Ok(0)
-        }
+        DbCommand::List(a) => list(a),
         DbCommand::Merge(a) => {
             let mut into = if a.into.exists() {
                 load_db(&a.into)?
@@ -390,6 +344,55 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
             Ok(0)
         }
     }
+}
+
+/// `tune db list`: one line (or JSON object) per entry.
+fn list(a: DbListArgs) -> Result<i32, Error> {
+    let db = load_db(&a.db)?;
+    if a.json {
+        let rows: Vec<_> = db
+            .entries
+            .iter()
+            .map(|e| {
+                serde_json::json!({
+                    "program": e.program, "nest": e.nest, "fingerprint": e.fingerprint,
+                    "baseline_s": e.baseline_s, "tuned_s": e.tuned_s,
+                    "speedup": e.speedup(), "machine": e.machine,
+                    "recipes": e.recipes.len(), "embedded": !e.embedding.is_empty(),
+                    "transfers": e.transfers.len(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
+    } else {
+        println!(
+            "{:<20}{:<8}{:>12}{:>10}{:>9}{:>11}  machine",
+            "program", "nest", "baseline ms", "speedup", "recipes", "transfers"
+        );
+        for e in &db.entries {
+            println!(
+                "{:<20}{:<8}{:>12.4}{:>9.2}x{:>9}{:>11}  {}",
+                e.program,
+                e.nest,
+                e.baseline_s * 1e3,
+                e.speedup(),
+                e.recipes.len(),
+                e.transfers.len(),
+                e.machine
+            );
+        }
+        println!(
+            "{} entries, feature version {}, model {}",
+            db.entries.len(),
+            db.feature_version,
+            if db.model.is_empty() {
+                "(not embedded)"
+            } else {
+                &db.model
+            }
+        );
+    }
+    Ok(0)
 }
 
 pub fn cmd_model(c: ModelCommand) -> Result<i32, Error> {

@@ -28,38 +28,38 @@ impl Space for StagedSpace {
 }
 
 /// One random recipe, built stage by stage on the nest as transformed so far; every
-/// step kept is legal.
+/// step kept is legal. Each stage draws from `rng` in a fixed order, so a seed gives
+/// one recipe.
 fn sample(t: Target, rng: &mut Rng) -> Recipe {
-    let mut recipe = Recipe::default();
-    if t.current(&recipe).is_none() {
-        return recipe;
+    if t.current(&Recipe::default()).is_none() {
+        return Recipe::default();
     }
-    // The nest as transformed so far: each candidate step is applied to it alone
-    // (the same as applying the recipe with that step from the start, at the cost of
-    // one step).
-    let mut state = Sampled {
+    let mut s = Sampled {
         program: t.program.clone(),
+        region: t.region,
         root: t.root,
+        recipe: Recipe::default(),
     };
-    let try_push = |recipe: &mut Recipe, state: &mut Sampled, step: Step| -> bool {
-        let one = Recipe {
-            steps: vec![step.clone()],
-        };
-        match apply(&state.program, t.region, state.root, &one) {
-            Ok(next) => {
-                recipe.steps.push(step);
-                state.root = next.root.id;
-                state.program = next.program;
-                true
-            }
-            Err(_) => false,
-        }
-    };
-    // Fission of a loop whose body holds several statements or loops: it can turn an
-    // imperfect nest (covariance's init / k-reduction / finalize) into perfect bands
-    // that interchange and tiling then reorder.
+    for stage in [
+        fission,
+        interchange,
+        tile,
+        parallelize,
+        unroll_jam,
+        scalar_replace,
+        innermost_steps,
+    ] {
+        stage(&mut s, rng);
+    }
+    s.recipe
+}
+
+/// Fission of a loop whose body holds several statements or loops: it can turn an
+/// imperfect nest (covariance's init / k-reduction / finalize) into perfect bands
+/// that interchange and tiling then reorder.
+fn fission(s: &mut Sampled, rng: &mut Rng) {
     if rng.chance(0.3) {
-        if let Some(root) = state.root_loop(t.region) {
+        if let Some(root) = s.root_loop() {
             let split: Vec<usize> = preorder(&root)
                 .iter()
                 .enumerate()
@@ -70,13 +70,16 @@ fn sample(t: Target, rng: &mut Rng) -> Recipe {
                 .collect();
             if !split.is_empty() {
                 let at = split[rng.below(split.len())];
-                try_push(&mut recipe, &mut state, Step::Fission { at });
+                s.push(Step::Fission { at });
             }
         }
     }
-    // Interchange.
+}
+
+/// Interchange.
+fn interchange(s: &mut Sampled, rng: &mut Rng) {
     if rng.chance(0.4) {
-        if let Some(root) = state.root_loop(t.region) {
+        if let Some(root) = s.root_loop() {
             let multi: Vec<(usize, usize)> =
                 bands(&root).into_iter().filter(|b| b.1 >= 2).collect();
             if !multi.is_empty() {
@@ -87,13 +90,16 @@ fn sample(t: Target, rng: &mut Rng) -> Recipe {
                         order.swap(i, rng.below(i + 1));
                     }
                 }
-                try_push(&mut recipe, &mut state, Step::Interchange { at, order });
+                s.push(Step::Interchange { at, order });
             }
         }
     }
-    // Tiling, sometimes with a second level (tiles of tiles).
+}
+
+/// Tiling, sometimes with a second level (tiles of tiles).
+fn tile(s: &mut Sampled, rng: &mut Rng) {
     if rng.chance(0.6) {
-        if let Some(root) = state.root_loop(t.region) {
+        if let Some(root) = s.root_loop() {
             let b = bands(&root);
             if !b.is_empty() {
                 let (at, m) = b[rng.below(b.len())];
@@ -105,14 +111,17 @@ fn sample(t: Target, rng: &mut Rng) -> Recipe {
                 } else {
                     Vec::new()
                 };
-                try_push(&mut recipe, &mut state, Step::Tile { at, sizes, inner });
+                s.push(Step::Tile { at, sizes, inner });
             }
         }
     }
-    // Parallelization of an outermost parallel loop, sometimes collapsed with the
-    // parallel loop right inside it.
+}
+
+/// Parallelization of an outermost parallel loop, sometimes collapsed with the
+/// parallel loop right inside it.
+fn parallelize(s: &mut Sampled, rng: &mut Rng) {
     if rng.chance(0.8) {
-        if let Some(root) = state.root_loop(t.region) {
+        if let Some(root) = s.root_loop() {
             let all = preorder(&root);
             let maps: Vec<usize> = all
                 .iter()
@@ -135,16 +144,19 @@ fn sample(t: Target, rng: &mut Rng) -> Recipe {
                     chunk: None,
                     collapse,
                 };
-                if !try_push(&mut recipe, &mut state, par(collapse)) && collapse.is_some() {
-                    try_push(&mut recipe, &mut state, par(None));
+                if !s.push(par(collapse)) && collapse.is_some() {
+                    s.push(par(None));
                 }
             }
         }
     }
-    // Register tiling: unroll-and-jam of a loop that has loops inside (its copies land
-    // in the innermost bodies), then the innermost reductions accumulate in scalars.
+}
+
+/// Register tiling: unroll-and-jam of a loop that has loops inside (its copies land
+/// in the innermost bodies), then the innermost reductions accumulate in scalars.
+fn unroll_jam(s: &mut Sampled, rng: &mut Rng) {
     if rng.chance(0.4) {
-        if let Some(root) = state.root_loop(t.region) {
+        if let Some(root) = s.root_loop() {
             let outer: Vec<usize> = preorder(&root)
                 .iter()
                 .enumerate()
@@ -156,12 +168,16 @@ fn sample(t: Target, rng: &mut Rng) -> Recipe {
             if !outer.is_empty() {
                 let at = outer[rng.below(outer.len())];
                 let factor = [2, 4][rng.below(2)];
-                try_push(&mut recipe, &mut state, Step::UnrollJam { at, factor });
+                s.push(Step::UnrollJam { at, factor });
             }
         }
     }
+}
+
+/// Scalar replacement of every innermost reduction (the jammed body and its remainder).
+fn scalar_replace(s: &mut Sampled, rng: &mut Rng) {
     if rng.chance(0.5) {
-        if let Some(root) = state.root_loop(t.region) {
+        if let Some(root) = s.root_loop() {
             let reductions: Vec<usize> = innermost(&root)
                 .into_iter()
                 .filter(|(p, l)| *p > 0 && l.kind == LoopKind::Reduction)
@@ -170,16 +186,19 @@ fn sample(t: Target, rng: &mut Rng) -> Recipe {
             // Every one (the jammed body and its remainder); replacing wraps a loop and
             // leaves the positions of the others as they are.
             for at in reductions.into_iter().rev() {
-                try_push(&mut recipe, &mut state, Step::ScalarReplace { at });
+                s.push(Step::ScalarReplace { at });
             }
         }
     }
-    // Vectorization and unrolling of innermost loops.
+}
+
+/// Vectorization and unrolling of innermost loops.
+fn innermost_steps(s: &mut Sampled, rng: &mut Rng) {
     for (p_stage, vectorize) in [(0.5, true), (0.3, false)] {
         if !rng.chance(p_stage) {
             continue;
         }
-        if let Some(root) = state.root_loop(t.region) {
+        if let Some(root) = s.root_loop() {
             let inner: Vec<usize> = innermost(&root)
                 .into_iter()
                 .filter(|(_, l)| l.pragmas.is_empty())
@@ -198,26 +217,44 @@ fn sample(t: Target, rng: &mut Rng) -> Recipe {
                         factor: [2, 4, 8][rng.below(3)],
                     }
                 };
-                try_push(&mut recipe, &mut state, step);
+                s.push(step);
             }
         }
     }
-    recipe
 }
 
-/// A nest while a recipe for it is sampled.
+/// A nest while a recipe for it is sampled: the program as transformed so far (each
+/// candidate step is applied to it alone, the same as applying the recipe with that
+/// step from the start, at the cost of one step).
 struct Sampled {
     program: Program,
+    region: usize,
     /// The id of the nest's root loop in `program`.
     root: usize,
+    recipe: Recipe,
 }
 
 impl Sampled {
-    fn root_loop(&self, region: usize) -> Option<Loop> {
-        ir::program::loops(&self.program.regions.get(region)?.body)
+    fn root_loop(&self) -> Option<Loop> {
+        ir::program::loops(&self.program.regions.get(self.region)?.body)
             .into_iter()
             .find(|l| l.id == self.root)
             .cloned()
     }
-}
 
+    /// Appends `step` when it applies legally to the nest as transformed so far.
+    fn push(&mut self, step: Step) -> bool {
+        let one = Recipe {
+            steps: vec![step.clone()],
+        };
+        match apply(&self.program, self.region, self.root, &one) {
+            Ok(next) => {
+                self.recipe.steps.push(step);
+                self.root = next.root.id;
+                self.program = next.program;
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
