@@ -11,11 +11,10 @@ pub fn tuned_source(
     recipes: &[(usize, usize, Recipe)],
     what: &'static str,
 ) -> Result<(String, bool)> {
-    let (tuned, openmp) =
-        ir::emit::apply_recipes(program, recipes).map_err(|e| Error::Emit {
-            what,
-            source: Box::new(e),
-        })?;
+    let (tuned, openmp) = ir::emit::apply_recipes(program, recipes).map_err(|e| Error::Emit {
+        what,
+        source: Box::new(e),
+    })?;
     let text = std::fs::read_to_string(&program.file).map_err(Error::read(&program.file))?;
     let out = ir::emit::tuned_source(&text, &tuned).map_err(|e| Error::Emit {
         what: "writing the tuned source",

@@ -2,7 +2,7 @@
 //! workflow, so that the command line draws progress bars or prints lines from one
 //! place. Nothing in the tuner prints.
 
-use crate::workflows::batch::Outcome;
+use crate::report::Outcome;
 use std::sync::Arc;
 
 /// Progress of a workflow.

@@ -2,12 +2,12 @@
 //! the IR, performance features from its baseline time, the cache model and the
 //! machine description.
 
+use embeddings::features::{add_performance, static_features, Measured};
 use ir::codegen::Nest;
 use ir::program::Loop;
 use profiling::build::Toolchain;
 use profiling::cutout::env_of;
 use profiling::machine::{MachineInfo, MachineOptions};
-use embeddings::features::{add_performance, static_features, Measured};
 use std::path::Path;
 
 /// Accesses the cache model walks per nest before it samples.
@@ -59,4 +59,3 @@ pub fn nest_features(
     );
     Some((f, counts))
 }
-

@@ -28,7 +28,7 @@ use crate::nest_bench::{Measuring, NestBench};
 use crate::ranker::{EmbeddingRanker, Query, Ranker};
 use crate::records::MemoryRecords;
 use crate::report::{
-    ApplyReport, Candidate, CandidateVerdict, NestReport, NestTiming, Neighbour, TimeSplit,
+    ApplyReport, Candidate, CandidateVerdict, Neighbour, NestReport, NestTiming, TimeSplit,
 };
 use crate::retrieve::{walk, Outcome, Visited};
 use crate::run::{checked_dry_run, DryRun, RunConfig};
@@ -352,7 +352,14 @@ impl Pipeline {
         let flops = counts.map(|c| (c.flops, c.bytes_compulsory));
         let visited = clock.add_to(&mut time.embedding_s, || {
             let ranked = ranker.rank(ctx.db, Query::Nest(&features), &|e| e.best().is_some())?;
-            Ok::<_, Error>(walk(ctx.db, ranked, self.k, program, nest.region, nest.root))
+            Ok::<_, Error>(walk(
+                ctx.db,
+                ranked,
+                self.k,
+                program,
+                nest.region,
+                nest.root,
+            ))
         })?;
         let mut candidates: Vec<Candidate> = visited
             .iter()
@@ -395,8 +402,7 @@ impl Pipeline {
             };
             record_trial(c, t, &base.stats);
             if let (Trial::Ran { exe, run, .. }, true) = (t, base_first.is_some()) {
-                if run.verdict == Verdict::Verified
-                    && crate::select::beats(&base.stats, &run.stats)
+                if run.verdict == Verdict::Verified && crate::select::beats(&base.stats, &run.stats)
                 {
                     c.first = Some(self.cold(&runner, exe, run.first_s)?);
                 }
@@ -555,13 +561,7 @@ fn judge(candidates: &mut [Candidate], base: &Timing, calls: u64) -> Option<usiz
         })
         .collect();
     let s = select(base, calls, &timings);
-    let interval = |s: &Stats| {
-        format!(
-            "{:.4}..{:.4} ms",
-            s.median_ci.0 * 1e3,
-            s.median_ci.1 * 1e3
-        )
-    };
+    let interval = |s: &Stats| format!("{:.4}..{:.4} ms", s.median_ci.0 * 1e3, s.median_ci.1 * 1e3);
     for ((c, j), t) in candidates.iter_mut().zip(&s.judgements).zip(&timings) {
         let (Some(j), Some(t)) = (j, t) else {
             continue;
@@ -605,7 +605,11 @@ fn emit(dry: &DryRun, report: &ApplyReport) -> Result<(String, bool)> {
         .zip(&report.nests)
         .map(|(n, r)| (n.region, n.root, r.chosen.clone()))
         .collect();
-    crate::emit::tuned_source(&dry.parsed.program, &recipes, "re-applying the chosen recipes")
+    crate::emit::tuned_source(
+        &dry.parsed.program,
+        &recipes,
+        "re-applying the chosen recipes",
+    )
 }
 
 fn roof_of(m: &MachineInfo) -> Roof {

@@ -195,7 +195,11 @@ fn profile_nest(
     let original = cutout.original();
     let (build, record) = {
         let _g = phases.scope("compile");
-        cutout.build(&cfg.run.toolchain, &original, &dry.cache.root.join("cutouts"))?
+        cutout.build(
+            &cfg.run.toolchain,
+            &original,
+            &dry.cache.root.join("cutouts"),
+        )?
     };
     let mut record = BuildRecord {
         variant: format!("{}:{}", nest.name, record.variant),
@@ -233,7 +237,14 @@ fn profile_nest(
         record.run_s += run.stats.median;
         np.runs.push(run);
         let _g = phases.scope("model");
-        match version_model(cfg, program, nest, &profiling::cutout::env_of(&data, nest, v), specs, v) {
+        match version_model(
+            cfg,
+            program,
+            nest,
+            &profiling::cutout::env_of(&data, nest, v),
+            specs,
+            v,
+        ) {
             Ok(m) => np.models.push(m),
             Err(e) => np.model_error = Some(e),
         }
@@ -316,10 +327,9 @@ fn write_report(
     roof: Option<&Roof>,
     history: &[BuildRecord],
 ) -> Result<PathBuf> {
-    report.other.insert(
-        "file".into(),
-        serde_json::json!(dry.parsed.program.file),
-    );
+    report
+        .other
+        .insert("file".into(), serde_json::json!(dry.parsed.program.file));
     report.other.insert(
         "roofline".into(),
         serde_json::to_value(rows).expect("rows serialize"),

@@ -224,7 +224,10 @@ mod tests {
         drop(f);
         let mut log = open_log(&path).unwrap();
         assert_eq!(log.records().len(), 2);
-        assert!(log.records().iter().any(|r| r.key() == rec("nest1", 0.0).key()));
+        assert!(log
+            .records()
+            .iter()
+            .any(|r| r.key() == rec("nest1", 0.0).key()));
         log.append(&rec("nest2", 3.0)).unwrap();
         let log = open_log(&path).unwrap();
         assert_eq!(

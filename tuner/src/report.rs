@@ -2,7 +2,6 @@
 //! and why it was kept or not, the kept recipe; the whole-program check; the time
 //! spent by phase. Serialized as the JSON report; the command line renders it.
 
-use crate::bench::TimeUnit;
 use ir::transform::Recipe;
 use profiling::cutout::Verdict;
 use profiling::measure::Stats;
@@ -178,7 +177,8 @@ impl ApplyReport {
             n.efficiency_after = n.efficiency_before;
             for c in n.candidates.iter_mut().filter(|c| c.kept) {
                 c.kept = false;
-                c.why.push_str("; given up: the whole tuned program was slower");
+                c.why
+                    .push_str("; given up: the whole tuned program was slower");
             }
         }
     }
@@ -191,4 +191,63 @@ pub struct NestTiming {
     pub verdict: Verdict,
     pub stats: Stats,
     pub samples: Vec<f64>,
+}
+
+/// What a sample measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeUnit {
+    /// The sum of the program's timed `#pragma scop` regions.
+    Region,
+    /// The whole run's wall time (a program without regions).
+    Wall,
+}
+
+impl std::fmt::Display for TimeUnit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TimeUnit::Region => "region",
+            TimeUnit::Wall => "wall",
+        })
+    }
+}
+
+/// How one program ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub program: String,
+    pub args: Vec<String>,
+    pub status: Status,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub nests: usize,
+    /// Nests with a kept recipe.
+    pub tuned_nests: usize,
+    /// Geometric mean of the nests' speedups (measured on their saved data).
+    pub speedup: f64,
+    /// Variants measured over all nests (baselines included).
+    pub measured_variants: usize,
+    pub seconds: f64,
+    /// Relative to the batch folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tuned_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report_file: Option<String>,
+}
+
+/// How a program of a batch ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Tuned,
+    Failed,
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Status::Tuned => "tuned",
+            Status::Failed => "failed",
+        })
+    }
 }

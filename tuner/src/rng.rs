@@ -30,7 +30,9 @@ impl Rng {
 
     /// One of `items` (None when empty).
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> Option<&'a T> {
-        items.get(self.below(items.len())).filter(|_| !items.is_empty())
+        items
+            .get(self.below(items.len()))
+            .filter(|_| !items.is_empty())
     }
 
     /// Shuffles `v` in place (Fisher-Yates).

@@ -269,8 +269,7 @@ pub fn dry_run(cfg: &RunConfig, phases: &Phases) -> Result<DryRun> {
     let saving = save_versions != 0;
     if saving {
         let _ = std::fs::remove_dir_all(&partial);
-        std::fs::create_dir_all(&partial)
-            .map_err(Error::write(&partial))?;
+        std::fs::create_dir_all(&partial).map_err(Error::write(&partial))?;
     }
     let outcome = run(
         &b.exe,

@@ -132,7 +132,12 @@ pub fn search(cfg: &SearchConfig) -> Result<Searched> {
             .iter()
             .filter(|t| !matches!(t, Trial::Refused { .. }))
             .count();
-        results.push(nest_result(&mine, nest, new, started.elapsed().as_secs_f64()));
+        results.push(nest_result(
+            &mine,
+            nest,
+            new,
+            started.elapsed().as_secs_f64(),
+        ));
     }
     Ok(Searched {
         program: program.clone(),

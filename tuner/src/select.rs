@@ -66,11 +66,12 @@ pub fn select(base: &Timing, calls: u64, candidates: &[Option<Timing>]) -> Selec
     let judgements: Vec<Option<Judgement>> = candidates
         .iter()
         .map(|c| {
-            c.as_ref().map(|c| match (beats(&base.stats, &c.stats), loses_cold(c)) {
-                (true, true) => Judgement::SlowerCold,
-                (true, false) => Judgement::Faster,
-                (false, _) => Judgement::NotFaster,
-            })
+            c.as_ref()
+                .map(|c| match (beats(&base.stats, &c.stats), loses_cold(c)) {
+                    (true, true) => Judgement::SlowerCold,
+                    (true, false) => Judgement::Faster,
+                    (false, _) => Judgement::NotFaster,
+                })
         })
         .collect();
     let best = candidates
@@ -96,7 +97,10 @@ mod tests {
         Timing {
             stats: Stats {
                 median: median_ms * 1e-3,
-                median_ci: ((median_ms - spread_ms) * 1e-3, (median_ms + spread_ms) * 1e-3),
+                median_ci: (
+                    (median_ms - spread_ms) * 1e-3,
+                    (median_ms + spread_ms) * 1e-3,
+                ),
                 ..Stats::default()
             },
             first: first_ms.map(|f| f * 1e-3),

@@ -1,10 +1,10 @@
 //! `tune bench ...`.
 
 use profiling::build::Toolchain;
+use profiling::stats::{Class, Thresholds};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
-use profiling::stats::{Class, Thresholds};
 use tuner::bench::{self, report, BenchConfig};
 use tuner::Error;
 
@@ -152,7 +152,10 @@ pub fn cmd_bench(a: BenchArgs) -> Result<i32, Error> {
         }
         None => print!("{text}"),
     }
-    let regressed = r.comparison.as_ref().map_or(0, |c| c.count(Class::Regressed));
+    let regressed = r
+        .comparison
+        .as_ref()
+        .map_or(0, |c| c.count(Class::Regressed));
     if regressed > 0 {
         eprintln!("tune bench: {regressed} benchmark(s) regressed");
         return Ok(REGRESSED);

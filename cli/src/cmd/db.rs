@@ -299,7 +299,8 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                 ..Default::default()
             };
             let programs = datasets::synth::generate(&opts);
-            let suite = datasets::synth::write_suite(&a.out, &programs).map_err(Error::write(&a.out))?;
+            let suite =
+                datasets::synth::write_suite(&a.out, &programs).map_err(Error::write(&a.out))?;
             eprintln!("{}: {} programs", suite.display(), programs.len());
             Ok(0)
         }

@@ -100,4 +100,3 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
 pub fn render(r: &ApplyReport) -> String {
     render_with(r, false)
 }
-

@@ -36,4 +36,3 @@ pub fn render(s: &Summary) -> String {
     );
     out
 }
-

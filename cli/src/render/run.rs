@@ -75,4 +75,3 @@ pub fn render(summary: &RunSummary) -> String {
     }
     out
 }
-

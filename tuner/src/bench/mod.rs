@@ -12,12 +12,13 @@ pub mod report;
 pub mod svg;
 
 use crate::environment::Environment;
+pub use crate::report::TimeUnit;
 use crate::spec::ProgramSpec;
 use crate::{Error, Result};
-use profiling::stats::{self, Class};
 use profiling::build::{build, BuildRequest, Toolchain};
 use profiling::cc::CcArgs;
 use profiling::run::{run, Exit, RunOptions};
+use profiling::stats::{self, Class};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -37,25 +38,6 @@ impl std::fmt::Display for Variant {
         f.write_str(match self {
             Variant::Original => "original",
             Variant::Tuned => "tuned",
-        })
-    }
-}
-
-/// What a sample measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TimeUnit {
-    /// The sum of the program's timed `#pragma scop` regions.
-    Region,
-    /// The whole run's wall time (a program without regions).
-    Wall,
-}
-
-impl std::fmt::Display for TimeUnit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            TimeUnit::Region => "region",
-            TimeUnit::Wall => "wall",
         })
     }
 }
@@ -227,7 +209,11 @@ impl BenchReport {
     /// Tuned-over-original speedups: (program, speedup, 95% interval).
     pub fn speedups(&self) -> Vec<(String, f64, (f64, f64))> {
         let mut out = Vec::new();
-        for t in self.benchmarks.iter().filter(|b| b.variant == Variant::Tuned) {
+        for t in self
+            .benchmarks
+            .iter()
+            .filter(|b| b.variant == Variant::Tuned)
+        {
             let Some(o) = self
                 .benchmarks
                 .iter()

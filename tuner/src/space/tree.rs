@@ -177,7 +177,10 @@ mod tests {
             .iter()
             .any(|s| matches!(s, Step::Parallelize { at: 2, .. })));
         let all = enumerate(t, 2, 60);
-        assert_eq!(TreeSpace { max_steps: 2 }.enumerate(t, 60), Some(all.clone()));
+        assert_eq!(
+            TreeSpace { max_steps: 2 }.enumerate(t, 60),
+            Some(all.clone())
+        );
         let mut rng = Rng::new(3);
         for _ in 0..5 {
             let r = TreeSpace { max_steps: 2 }.sample(t, &mut rng);

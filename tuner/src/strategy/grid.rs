@@ -69,7 +69,10 @@ mod tests {
             seen.push(r);
         }
         // One-step recipes: exactly the legal first steps of the tree.
-        assert_eq!(seen.len(), crate::space::next_steps(t, &Recipe::default()).len());
+        assert_eq!(
+            seen.len(),
+            crate::space::next_steps(t, &Recipe::default()).len()
+        );
         assert!(g.propose(t, &[]).is_none());
         assert_eq!(g.proposer().to_string(), "grid");
     }

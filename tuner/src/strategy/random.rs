@@ -13,7 +13,9 @@ pub struct RandomStrategy {
 
 impl RandomStrategy {
     pub fn new(seed: u64) -> RandomStrategy {
-        RandomStrategy { rng: Rng::new(seed) }
+        RandomStrategy {
+            rng: Rng::new(seed),
+        }
     }
 }
 

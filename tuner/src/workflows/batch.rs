@@ -16,6 +16,7 @@ use crate::environment::Environment;
 use crate::events::{Event, Events};
 use crate::pipeline::Pipeline;
 use crate::report::ApplyReport;
+pub use crate::report::{Outcome, Status};
 use crate::spec::{stem, ProgramSpec};
 use crate::{Error, Result};
 use profiling::files::Journal;
@@ -119,46 +120,6 @@ pub fn parse_shard(s: &str) -> Result<(usize, usize)> {
         return Err(bad());
     }
     Ok((i, n))
-}
-
-/// How one program ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Outcome {
-    pub program: String,
-    pub args: Vec<String>,
-    pub status: Status,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    pub nests: usize,
-    /// Nests with a kept recipe.
-    pub tuned_nests: usize,
-    /// Geometric mean of the nests' speedups (measured on their saved data).
-    pub speedup: f64,
-    /// Variants measured over all nests (baselines included).
-    pub measured_variants: usize,
-    pub seconds: f64,
-    /// Relative to the batch folder.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tuned_file: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub report_file: Option<String>,
-}
-
-/// How a program of a batch ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Tuned,
-    Failed,
-}
-
-impl std::fmt::Display for Status {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Status::Tuned => "tuned",
-            Status::Failed => "failed",
-        })
-    }
 }
 
 const JOURNAL: &str = "journal.jsonl";
@@ -536,7 +497,11 @@ mod tests {
         let c = tempfile::tempdir().unwrap();
         let mut other = outcome("y");
         other.speedup = 3.0;
-        BatchJournal::open(c.path()).unwrap().0.append(&other).unwrap();
+        BatchJournal::open(c.path())
+            .unwrap()
+            .0
+            .append(&other)
+            .unwrap();
         let e = merge(out.path(), &[c.path().to_path_buf()], env)
             .unwrap_err()
             .to_string();

@@ -181,4 +181,3 @@ pub fn embed_all(db: &mut Database, model: &Embedder) -> Result<()> {
     db.model = model.id();
     Ok(())
 }
-
