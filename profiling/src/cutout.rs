@@ -87,12 +87,24 @@ impl Verdict {
     }
 }
 
+/// Where a perf event comes from (as the runtime names it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CounterKind {
+    /// A PMU event (cycles, instructions, cache misses): absent on most VMs.
+    Hardware,
+    /// A kernel event (task clock, page faults): always there.
+    Software,
+    /// An event name the runtime does not know.
+    #[serde(other)]
+    Unknown,
+}
+
 /// One perf event as read around the timed runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CounterReading {
     pub name: String,
-    /// `hardware`, `software` or `unknown`.
-    pub kind: String,
+    pub kind: CounterKind,
     pub available: bool,
     /// Total over all timed repetitions.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -13,6 +13,47 @@ pub struct Roof {
     pub source: String,
 }
 
+/// Which bytes a row's operational intensity counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BytesKind {
+    /// DRAM traffic from the cache model.
+    #[serde(rename = "modelled DRAM")]
+    ModelledDram,
+    /// Every distinct element touched once.
+    #[serde(rename = "compulsory")]
+    Compulsory,
+}
+
+/// Which roof bounds a nest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Bound {
+    /// Memory bandwidth × operational intensity is below the peak.
+    #[serde(rename = "DRAM")]
+    Dram,
+    /// The floating-point peak.
+    #[serde(rename = "FP peak")]
+    FpPeak,
+}
+
+impl std::fmt::Display for BytesKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BytesKind::ModelledDram => "modelled DRAM",
+            BytesKind::Compulsory => "compulsory",
+        })
+    }
+}
+
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Bound::Dram => "DRAM",
+            Bound::FpPeak => "FP peak",
+        })
+    }
+}
+
+/// One nest under the roofs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RooflineRow {
     pub nest: String,
@@ -23,8 +64,7 @@ pub struct RooflineRow {
     pub share: f64,
     pub flops: u64,
     pub bytes: u64,
-    /// "modelled DRAM" (cache model) or "compulsory" (distinct elements).
-    pub bytes_kind: String,
+    pub bytes_kind: BytesKind,
     pub gflops: f64,
     pub gbs: f64,
     /// flops / byte.
@@ -32,8 +72,7 @@ pub struct RooflineRow {
     pub attainable_gflops: f64,
     /// Achieved over attainable (bandwidth over bandwidth roof when there are no flops).
     pub efficiency: f64,
-    /// "DRAM" or "FP peak".
-    pub bound: String,
+    pub bound: Bound,
 }
 
 impl RooflineRow {
@@ -43,7 +82,7 @@ impl RooflineRow {
         time_s: f64,
         flops: u64,
         bytes: u64,
-        bytes_kind: &str,
+        bytes_kind: BytesKind,
         roof: &Roof,
     ) -> RooflineRow {
         let t = time_s.max(1e-12);
@@ -56,9 +95,9 @@ impl RooflineRow {
         };
         let memory_roof = roof.bandwidth_gbs * oi;
         let (attainable, bound) = if memory_roof < roof.peak_gflops {
-            (memory_roof, "DRAM")
+            (memory_roof, Bound::Dram)
         } else {
-            (roof.peak_gflops, "FP peak")
+            (roof.peak_gflops, Bound::FpPeak)
         };
         let efficiency = if flops > 0 {
             gflops / attainable.max(1e-12)
@@ -72,17 +111,13 @@ impl RooflineRow {
             share: 0.0,
             flops,
             bytes,
-            bytes_kind: bytes_kind.to_string(),
+            bytes_kind,
             gflops,
             gbs,
             oi: if oi.is_finite() { oi } else { 0.0 },
             attainable_gflops: if flops > 0 { attainable } else { 0.0 },
             efficiency,
-            bound: if flops > 0 {
-                bound.to_string()
-            } else {
-                "DRAM".to_string()
-            },
+            bound: if flops > 0 { bound } else { Bound::Dram },
         }
     }
 }
@@ -153,10 +188,10 @@ mod tests {
             1.0,
             1_000_000_000,
             1_000_000_000,
-            "compulsory",
+            BytesKind::Compulsory,
             &roof,
         );
-        assert_eq!(r.bound, "DRAM");
+        assert_eq!(r.bound, Bound::Dram);
         assert!((r.efficiency - 0.1).abs() < 1e-12);
         // OI 100: the FP peak binds.
         let r = RooflineRow::new(
@@ -165,10 +200,10 @@ mod tests {
             1.0,
             50_000_000_000,
             500_000_000,
-            "compulsory",
+            BytesKind::Compulsory,
             &roof,
         );
-        assert_eq!(r.bound, "FP peak");
+        assert_eq!(r.bound, Bound::FpPeak);
         assert!((r.efficiency - 0.5).abs() < 1e-12);
         assert_eq!(bar(0.71), "[███████░░░]");
     }

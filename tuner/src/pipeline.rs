@@ -46,7 +46,7 @@ use profiling::build::Toolchain;
 use profiling::cutout::Verdict;
 use profiling::machine::MachineInfo;
 use profiling::measure::{Measure, Stats};
-use profiling::roofline::{Roof, RooflineRow};
+use profiling::roofline::{BytesKind, Roof, RooflineRow};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -419,7 +419,7 @@ impl Pipeline {
         let efficiency = |t: f64| -> Option<f64> {
             let r = ctx.machine.map(roof_of)?;
             let (fl, by) = flops?;
-            Some(RooflineRow::new(&nest.name, 1, t, fl, by, "compulsory", &r).efficiency)
+            Some(RooflineRow::new(&nest.name, 1, t, fl, by, BytesKind::Compulsory, &r).efficiency)
         };
         let tuned_median = tuned.as_ref().map_or(base.stats.median, |s| s.median);
         Ok(NestReport {

@@ -11,7 +11,7 @@ use profiling::machine::{machine, MachineInfo, MachineOptions};
 use profiling::measure::Measure;
 use profiling::phases::Phases;
 use profiling::report::{render_tree, NestPlace, TraceReport};
-use profiling::roofline::{self, Roof, RooflineRow};
+use profiling::roofline::{self, BytesKind, Roof, RooflineRow};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -303,11 +303,11 @@ fn roofline_rows(m: &MachineInfo, nests: &[NestProfile]) -> (Roof, Vec<RooflineR
             // Modelled DRAM traffic where the model ran (zero for cache-resident
             // nests), compulsory bytes otherwise.
             let (bytes, kind) = if n.model_error.is_none() && !n.models.is_empty() {
-                (dram, "modelled DRAM")
+                (dram, BytesKind::ModelledDram)
             } else {
                 (
                     n.models.iter().map(|m| m.bytes_compulsory).sum(),
-                    "compulsory",
+                    BytesKind::Compulsory,
                 )
             };
             RooflineRow::new(&n.nest, n.runs.len(), time, flops, bytes, kind, &roof)

@@ -60,13 +60,32 @@ const RELEVANT_FLAGS: &[&str] = &["avx2", "fma", "avx512f"];
 const MIB: u64 = 1 << 20;
 const KIB: u64 = 1 << 10;
 
+/// What a cache holds, as sysfs names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum CacheKind {
+    Data,
+    Instruction,
+    Unified,
+}
+
+impl CacheKind {
+    /// The kind sysfs writes in `cache/indexN/type`.
+    pub fn parse(s: &str) -> Option<CacheKind> {
+        match s.trim() {
+            "Data" => Some(CacheKind::Data),
+            "Instruction" => Some(CacheKind::Instruction),
+            "Unified" => Some(CacheKind::Unified),
+            _ => None,
+        }
+    }
+}
+
 /// One cache of the first online CPU, as sysfs describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheLevel {
     /// 1 for L1, 2 for L2, ...
     pub level: u32,
-    /// `Data`, `Instruction` or `Unified`.
-    pub kind: String,
+    pub kind: CacheKind,
     /// Size of one instance of this cache.
     pub size_bytes: u64,
     pub line_bytes: u64,
@@ -171,7 +190,7 @@ fn data_caches(caches: &[CacheLevel]) -> impl Iterator<Item = &CacheLevel> {
     let mut seen = BTreeSet::new();
     caches
         .iter()
-        .filter(|c| c.kind != "Instruction")
+        .filter(|c| c.kind != CacheKind::Instruction)
         .filter(move |c| seen.insert(c.level))
 }
 

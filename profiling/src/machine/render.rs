@@ -1,6 +1,6 @@
 //! The machine description as text for the terminal.
 
-use super::{MachineInfo, KIB, MIB};
+use super::{CacheKind, MachineInfo, KIB, MIB};
 
 /// A readable multi-line description for the terminal.
 pub fn render(m: &MachineInfo) -> String {
@@ -27,10 +27,10 @@ pub fn render(m: &MachineInfo) -> String {
     let _ = writeln!(s, "compiler  {}", m.compiler);
     let _ = writeln!(s, "caches");
     for c in &m.caches {
-        let suffix = match c.kind.as_str() {
-            "Data" => "d",
-            "Instruction" => "i",
-            _ => "",
+        let suffix = match c.kind {
+            CacheKind::Data => "d",
+            CacheKind::Instruction => "i",
+            CacheKind::Unified => "",
         };
         let _ = writeln!(
             s,

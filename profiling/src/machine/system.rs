@@ -1,7 +1,7 @@
 //! The static description of the machine: topology, caches, CPU flags and memory, read
 //! from Linux sysfs and procfs without running anything.
 
-use super::{data_caches, CacheLevel, KIB, MIB, RELEVANT_FLAGS};
+use super::{data_caches, CacheKind, CacheLevel, KIB, MIB, RELEVANT_FLAGS};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -138,7 +138,11 @@ pub(super) fn read_static(sys: &SysPaths) -> Static {
 fn assumed_caches(threads: u32) -> Vec<CacheLevel> {
     let level = |level, size_bytes, shared_by_cpus| CacheLevel {
         level,
-        kind: if level == 1 { "Data" } else { "Unified" }.into(),
+        kind: if level == 1 {
+            CacheKind::Data
+        } else {
+            CacheKind::Unified
+        },
         size_bytes,
         line_bytes: 64,
         shared_by_cpus,
@@ -190,7 +194,7 @@ pub(super) fn read_caches(cpu_dir: &Path, cpu: u32) -> Vec<CacheLevel> {
         let p = e.path();
         let read = |f: &str| std::fs::read_to_string(p.join(f)).ok();
         let level = read("level").and_then(|s| s.trim().parse::<u32>().ok());
-        let kind = read("type").map(|s| s.trim().to_string());
+        let kind = read("type").and_then(|s| CacheKind::parse(&s));
         let size = read("size").and_then(|s| parse_size(&s));
         let (Some(level), Some(kind), Some(size_bytes)) = (level, kind, size) else {
             continue;
@@ -214,7 +218,7 @@ pub(super) fn read_caches(cpu_dir: &Path, cpu: u32) -> Vec<CacheLevel> {
             shared_by_cpus,
         });
     }
-    out.sort_by(|a, b| (a.level, &a.kind).cmp(&(b.level, &b.kind)));
+    out.sort_by(|a, b| (a.level, a.kind).cmp(&(b.level, b.kind)));
     out.dedup();
     out
 }

@@ -99,8 +99,8 @@ fn fake_sysfs_topology_and_caches() {
         st.notes
     );
     assert_eq!(st.caches.len(), 4);
-    assert_eq!(st.caches[0].kind, "Data");
-    assert_eq!(st.caches[1].kind, "Instruction");
+    assert_eq!(st.caches[0].kind, CacheKind::Data);
+    assert_eq!(st.caches[1].kind, CacheKind::Instruction);
     assert_eq!(st.caches[0].shared_by_cpus, 2);
     // 8 MiB shared by 2 of 4 CPUs: two instances.
     assert_eq!(llc_total(&st.caches, st.threads), 16 * MIB);
