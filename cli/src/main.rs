@@ -1,5 +1,6 @@
 //! The `tune` command line.
 
+mod argv;
 mod cmd;
 mod render;
 
@@ -293,73 +294,8 @@ struct RunArgs {
     timeout: Option<f64>,
 }
 
-/// Moves `tune`'s own `--options` in front of the cc arguments (which may be mixed with
-/// them, as in `tune run gemm.c -DX --function f`) and splits off program arguments
-/// after `--`.
-fn split_argv(argv: Vec<String>) -> (Vec<String>, Vec<String>) {
-    if argv.len() < 3 {
-        return (argv, Vec::new());
-    }
-    // Only commands that take a program split off cc flags.
-    if !["run", "profile", "search", "apply"].contains(&argv[1].as_str()) {
-        return (argv, Vec::new());
-    }
-    let cmd = Cli::command();
-    let sub = cmd.find_subcommand(&argv[1]);
-    let mut rest: Vec<String> = argv[2..].to_vec();
-    let program_args = match rest.iter().position(|a| a == "--") {
-        Some(i) => {
-            let tail = rest.split_off(i);
-            tail[1..].to_vec()
-        }
-        None => Vec::new(),
-    };
-    let mut opts = Vec::new();
-    let mut cc = Vec::new();
-    let mut it = rest.into_iter();
-    while let Some(a) = it.next() {
-        let own_short_o =
-            a == "-o" && sub.is_some_and(|s| s.get_arguments().any(|x| x.get_short() == Some('o')));
-        if own_short_o {
-            opts.push(a);
-            if let Some(v) = it.next() {
-                opts.push(v);
-            }
-        } else if a.starts_with("--") || a == "-h" || a == "-V" {
-            let name = a
-                .trim_start_matches('-')
-                .split('=')
-                .next()
-                .unwrap_or("")
-                .to_string();
-            let takes_value = sub
-                .and_then(|s| {
-                    s.get_arguments()
-                        .find(|x| x.get_long() == Some(name.as_str()))
-                })
-                .is_some_and(|x| x.get_action().takes_values());
-            let inline = a.contains('=');
-            opts.push(a);
-            if takes_value && !inline {
-                if let Some(v) = it.next() {
-                    opts.push(v);
-                }
-            }
-        } else {
-            cc.push(a);
-        }
-    }
-    let mut out = vec![argv[0].clone(), argv[1].clone()];
-    out.extend(opts);
-    if !cc.is_empty() {
-        out.push("--".into());
-        out.extend(cc);
-    }
-    (out, program_args)
-}
-
 fn main() -> ExitCode {
-    let (argv, program_args) = split_argv(std::env::args().collect());
+    let (argv, program_args) = argv::split_argv(&Cli::command(), std::env::args().collect());
     let cli = Cli::parse_from(argv);
     let result = match cli.command {
         Command::Run(a) => cmd_run(a, program_args),
@@ -679,7 +615,7 @@ mod tests {
 
     #[test]
     fn tune_options_may_sit_anywhere_among_cc_flags() {
-        let (argv, prog) = split_argv(s(&[
+        let (argv, prog) = argv::split_argv(&Cli::command(), s(&[
             "tune",
             "run",
             "gemm.c",
@@ -720,7 +656,7 @@ mod tests {
 
     #[test]
     fn negative_save_versions_parse() {
-        let (argv, _) = split_argv(s(&["tune", "run", "--save-versions", "-1", "a.c"]));
+        let (argv, _) = argv::split_argv(&Cli::command(), s(&["tune", "run", "--save-versions", "-1", "a.c"]));
         let Command::Run(a) = Cli::try_parse_from(argv).unwrap().command else {
             panic!("run")
         };
