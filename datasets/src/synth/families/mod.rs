@@ -1,0 +1,29 @@
+//! The families. Each writes its region into the context and declares its sizes,
+//! scalars and arrays; `render` turns that into a program.
+
+use super::context::*;
+use super::Family;
+
+mod linalg;
+mod pointwise;
+mod reduction;
+mod stencil;
+
+use linalg::{matmul, matvec, outer, triangular};
+use pointwise::{copy, elementwise};
+use reduction::reduction;
+use stencil::stencil;
+
+/// Writes one program of `family` into `cx`.
+pub(super) fn write(family: Family, cx: &mut Ctx) -> Sketch {
+    match family {
+        Family::MatMul => matmul(cx),
+        Family::MatVec => matvec(cx),
+        Family::Reduction => reduction(cx),
+        Family::Stencil => stencil(cx),
+        Family::Copy => copy(cx),
+        Family::Triangular => triangular(cx),
+        Family::Elementwise => elementwise(cx),
+        Family::Outer => outer(cx),
+    }
+}
