@@ -4,11 +4,11 @@
 use super::{nearest, Query, Ranker, RankerKind};
 use crate::Result;
 use embeddings::db::{Database, Entry};
-use embeddings::embed::Embedder;
+use embeddings::Embed;
 
 /// Ranks by embedding distance; the entries' embeddings are computed once.
 pub struct EmbeddingRanker<'m> {
-    model: &'m Embedder,
+    model: &'m dyn Embed,
     static_only: bool,
     vectors: Vec<Vec<f32>>,
 }
@@ -16,7 +16,7 @@ pub struct EmbeddingRanker<'m> {
 impl<'m> EmbeddingRanker<'m> {
     /// The entries of `db` embedded by `model` with all features (the stored
     /// embeddings when this model made them), or with static features only.
-    pub fn new(model: &'m Embedder, db: &Database, static_only: bool) -> Result<Self> {
+    pub fn new(model: &'m dyn Embed, db: &Database, static_only: bool) -> Result<Self> {
         let vectors = if db.model == model.id() && !static_only {
             db.entries.iter().map(|e| e.embedding.clone()).collect()
         } else {

@@ -15,7 +15,7 @@ use crate::search::{search, NestResult, SearchConfig, Searched};
 use crate::strategy::StrategyKind;
 use crate::{Error, Result};
 use embeddings::db::{Database, Entry};
-use embeddings::embed::Embedder;
+use embeddings::Embed;
 use embeddings::FEATURE_VERSION;
 use ir::canonical::describe;
 use ir::codegen::Nest;
@@ -172,7 +172,7 @@ pub fn build(cfg: &BuildConfig, events: &Events) -> Result<Database> {
 }
 
 /// Embeds every entry with `model` and records which model did.
-pub fn embed_all(db: &mut Database, model: &Embedder) -> Result<()> {
+pub fn embed_all(db: &mut Database, model: &dyn Embed) -> Result<()> {
     let feats: Vec<&embeddings::NestFeatures> = db.entries.iter().map(|e| &e.features).collect();
     let emb = model.embed(&feats, false)?;
     for (e, v) in db.entries.iter_mut().zip(emb) {
