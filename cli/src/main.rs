@@ -127,8 +127,8 @@ struct SearchArgs {
     /// Candidate measurements per nest (over all runs of the search on this program).
     #[arg(long, value_name = "N", default_value_t = 20)]
     budget: usize,
-    /// Which strategy proposes recipes.
-    #[arg(long, value_name = "S", value_enum, default_value_t = StrategyKind::Random)]
+    /// Which strategy proposes recipes: random, evolutionary or grid.
+    #[arg(long, value_name = "S", value_parser = cmd::parse_strategy, default_value = "random")]
     strategy: StrategyKind,
     /// Seed of the strategy.
     #[arg(long, value_name = "N", default_value_t = 1)]

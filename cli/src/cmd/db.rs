@@ -130,7 +130,8 @@ pub struct DbBuildArgs {
     /// Seconds of search per nest.
     #[arg(long)]
     time_limit: Option<f64>,
-    #[arg(long, value_enum, default_value_t = StrategyKind::Evolutionary)]
+    /// Which strategy proposes recipes: random, evolutionary or grid.
+    #[arg(long, value_parser = crate::cmd::parse_strategy, default_value = "evolutionary")]
     strategy: StrategyKind,
     #[arg(long, default_value_t = 1)]
     seed: u64,

@@ -17,3 +17,8 @@ pub fn lines() -> tuner::Events {
         }
     })
 }
+
+/// `--strategy NAME`: one of `tuner::StrategyKind`, refused with the list of names.
+pub fn parse_strategy(s: &str) -> Result<tuner::StrategyKind, String> {
+    s.parse().map_err(|e: tuner::Error| e.to_string())
+}

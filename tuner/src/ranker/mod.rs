@@ -39,7 +39,6 @@ pub trait Ranker {
 
 /// The rankers there are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum RankerKind {
     /// Nearest by the model's embedding.
     #[serde(rename = "embedding")]

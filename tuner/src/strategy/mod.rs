@@ -29,7 +29,6 @@ pub trait SearchStrategy {
 
 /// The strategies `tune search` and `tune db build` offer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum StrategyKind {
     /// Uniform samples of the staged space.
