@@ -51,7 +51,7 @@ pub enum Trial {
     Ran {
         recipe: Recipe,
         exe: std::path::PathBuf,
-        run: CutoutRun,
+        run: Box<CutoutRun>,
     },
 }
 
@@ -131,7 +131,11 @@ pub fn tune_nest(
                     on_run(&recipe);
                     let run = runner.run(&exe, "candidate", measure)?;
                     records.add(Measured::of_run(&recipe, &run), strategy.proposer())?;
-                    Trial::Ran { recipe, exe, run }
+                    Trial::Ran {
+                        recipe,
+                        exe,
+                        run: Box::new(run),
+                    }
                 }
             };
             trials.push(trial);

@@ -218,7 +218,7 @@ pub(super) fn read_caches(cpu_dir: &Path, cpu: u32) -> Vec<CacheLevel> {
             shared_by_cpus,
         });
     }
-    out.sort_by(|a, b| (a.level, a.kind).cmp(&(b.level, b.kind)));
+    out.sort_by_key(|c| (c.level, c.kind));
     out.dedup();
     out
 }
