@@ -386,14 +386,7 @@ fn cmd_profile(a: ProfileArgs, program_args: Vec<String>) -> Result<i32, Error> 
         machine: MachineOptions::default(),
     };
     let p = profile(&cfg)?;
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&p).expect("profile serializes")
-        );
-    } else {
-        print!("{}", render::profile::render(&p));
-    }
+    render::print(json, &p, render::profile::render);
     Ok(0)
 }
 
@@ -440,14 +433,7 @@ fn cmd_search(a: SearchArgs, program_args: Vec<String>) -> Result<i32, Error> {
             );
         }
     }
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&searched.results).expect("results serialize")
-        );
-    } else {
-        print!("{}", render::search::render(&searched.results));
-    }
+    render::print(json, &searched.results[..], render::search::render);
     Ok(0)
 }
 
@@ -594,14 +580,7 @@ fn cmd_machine(a: MachineArgs) -> Result<i32, Error> {
         ..MachineOptions::default()
     };
     let m = machine(&root, &Toolchain::default(), &opts)?;
-    if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&m).expect("machine serializes")
-        );
-    } else {
-        print!("{}", profiling::machine::render(&m));
-    }
+    render::print(a.json, &m, profiling::machine::render);
     Ok(0)
 }
 

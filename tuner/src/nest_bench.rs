@@ -61,11 +61,7 @@ impl<'a> NestBench<'a> {
 
     /// The nest as the tuning loop names it.
     pub fn target(&self) -> Target<'a> {
-        Target {
-            program: self.program,
-            region: self.nest.region,
-            root: self.nest.root,
-        }
+        Target::of(self.program, self.nest)
     }
 
     /// Builds variants of this nest.

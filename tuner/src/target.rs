@@ -12,7 +12,16 @@ pub struct Target<'a> {
     pub root: usize,
 }
 
-impl Target<'_> {
+impl<'a> Target<'a> {
+    /// The nest `nest` of `program`.
+    pub fn of(program: &'a Program, nest: &ir::codegen::Nest) -> Target<'a> {
+        Target {
+            program,
+            region: nest.region,
+            root: nest.root,
+        }
+    }
+
     /// The nest's root loop after `recipe`, or None when the recipe does not apply.
     pub fn current(&self, recipe: &Recipe) -> Option<Loop> {
         apply(self.program, self.region, self.root, recipe)
@@ -62,4 +71,17 @@ pub fn innermost(root: &Loop) -> Vec<(usize, &Loop)> {
         .enumerate()
         .filter(|(_, l)| ir::program::loops(&l.body).is_empty())
         .collect()
+}
+
+/// gemm of the shipped datasets at MINI, parsed, and its one nest: the test nest.
+#[cfg(test)]
+pub(crate) fn gemm_mini() -> (Program, ir::codegen::Nest) {
+    let path = format!("{}/../datasets/programs/gemm.c", env!("CARGO_MANIFEST_DIR"));
+    let opts = ir::FrontendOptions {
+        flags: vec!["-DMINI_DATASET".into()],
+        ..Default::default()
+    };
+    let p = ir::load(&path, &opts).unwrap().program;
+    let n = ir::codegen::nests(&p).remove(0);
+    (p, n)
 }

@@ -7,3 +7,15 @@ pub mod eval;
 pub mod profile;
 pub mod run;
 pub mod search;
+
+/// Prints `value` as pretty JSON, or as `text` renders it for people.
+pub fn print<T: serde::Serialize + ?Sized>(json: bool, value: &T, text: impl Fn(&T) -> String) {
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(value).expect("reports serialize")
+        );
+    } else {
+        print!("{}", text(value));
+    }
+}

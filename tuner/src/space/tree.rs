@@ -141,24 +141,10 @@ fn enumerate(t: Target, max_steps: usize, limit: usize) -> Vec<Recipe> {
 mod tests {
     use super::*;
 
-    fn gemm() -> ir::Program {
-        let path = format!("{}/../datasets/programs/gemm.c", env!("CARGO_MANIFEST_DIR"));
-        let opts = ir::FrontendOptions {
-            flags: vec!["-DMINI_DATASET".into()],
-            ..Default::default()
-        };
-        ir::load(&path, &opts).unwrap().program
-    }
-
     #[test]
     fn the_space_of_gemm_is_listed_and_every_member_is_legal() {
-        let p = gemm();
-        let n = &ir::codegen::nests(&p)[0];
-        let t = Target {
-            program: &p,
-            region: n.region,
-            root: n.root,
-        };
+        let (p, n) = crate::target::gemm_mini();
+        let t = Target::of(&p, &n);
         let first = next_steps(t, &Recipe::default());
         // i is parallel: parallelization of loop 0 is among the first steps; the k-j
         // band interchanges (the reduction k moves inside the parallel j).

@@ -48,18 +48,8 @@ mod tests {
 
     #[test]
     fn the_grid_proposes_every_short_recipe_of_gemm_once_then_stops() {
-        let path = format!("{}/../datasets/programs/gemm.c", env!("CARGO_MANIFEST_DIR"));
-        let opts = ir::FrontendOptions {
-            flags: vec!["-DMINI_DATASET".into()],
-            ..Default::default()
-        };
-        let p = ir::load(&path, &opts).unwrap().program;
-        let n = &ir::codegen::nests(&p)[0];
-        let t = Target {
-            program: &p,
-            region: n.region,
-            root: n.root,
-        };
+        let (p, n) = crate::target::gemm_mini();
+        let t = Target::of(&p, &n);
         let mut g = GridStrategy::new(1, 1000);
         let mut seen = Vec::new();
         while let Some(r) = g.propose(t, &[]) {

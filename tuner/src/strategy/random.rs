@@ -37,18 +37,8 @@ mod tests {
     /// generator, the space or the seeding shows here.
     #[test]
     fn seed_1_proposes_the_same_recipes_on_gemm() {
-        let path = format!("{}/../datasets/programs/gemm.c", env!("CARGO_MANIFEST_DIR"));
-        let opts = ir::FrontendOptions {
-            flags: vec!["-DMINI_DATASET".into()],
-            ..Default::default()
-        };
-        let p = ir::load(&path, &opts).unwrap().program;
-        let n = &ir::codegen::nests(&p)[0];
-        let t = Target {
-            program: &p,
-            region: n.region,
-            root: n.root,
-        };
+        let (p, n) = crate::target::gemm_mini();
+        let t = Target::of(&p, &n);
         let mut s = RandomStrategy::new(crate::search::nest_seed(1, &n.name));
         let got: Vec<String> = (0..4)
             .map(|_| serde_json::to_string(&s.propose(t, &[]).unwrap().steps).unwrap())
