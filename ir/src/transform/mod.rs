@@ -233,6 +233,11 @@ pub fn apply(
             check_fusion(nest, at, split, &analyses[region], k)?;
         }
         analysis = Some(analyses.swap_remove(region));
+        debug_assert!(
+            crate::verify::verify(&prog).is_empty(),
+            "step {k} ({step:?}) left an IR the verifier refuses: {:?}",
+            crate::verify::verify(&prog)
+        );
     }
     let root = loop_at_path_mut(&mut prog.regions[region].body, &path).clone();
     Ok(Transformed {
