@@ -64,4 +64,3 @@ pub fn split_argv(cmd: &clap::Command, argv: Vec<String>) -> (Vec<String>, Vec<S
     }
     (out, program_args)
 }
-

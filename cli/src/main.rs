@@ -594,20 +594,23 @@ mod tests {
 
     #[test]
     fn tune_options_may_sit_anywhere_among_cc_flags() {
-        let (argv, prog) = argv::split_argv(&Cli::command(), s(&[
-            "tune",
-            "run",
-            "gemm.c",
-            "-DX",
-            "--function",
-            "k",
-            "-Iinc",
-            "--json",
-            "--save-versions=3",
-            "--",
-            "a",
-            "-b",
-        ]));
+        let (argv, prog) = argv::split_argv(
+            &Cli::command(),
+            s(&[
+                "tune",
+                "run",
+                "gemm.c",
+                "-DX",
+                "--function",
+                "k",
+                "-Iinc",
+                "--json",
+                "--save-versions=3",
+                "--",
+                "a",
+                "-b",
+            ]),
+        );
         assert_eq!(
             argv,
             s(&[
@@ -635,7 +638,10 @@ mod tests {
 
     #[test]
     fn negative_save_versions_parse() {
-        let (argv, _) = argv::split_argv(&Cli::command(), s(&["tune", "run", "--save-versions", "-1", "a.c"]));
+        let (argv, _) = argv::split_argv(
+            &Cli::command(),
+            s(&["tune", "run", "--save-versions", "-1", "a.c"]),
+        );
         let Command::Run(a) = Cli::try_parse_from(argv).unwrap().command else {
             panic!("run")
         };

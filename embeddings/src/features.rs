@@ -267,7 +267,7 @@ pub fn static_features(
             }
             p = w.parent[q];
         }
-        trips.push(ir::canonical::trip_count(l, &|x| eval(x, &e)));
+        trips.push(ir::program::trip_count(l, &|x| eval(x, &e)));
         if let (Some(a), Some(b)) = (eval(&l.init, &e), eval(&l.bound, &e)) {
             env.entry(l.var.clone()).or_insert((a + b) / 2);
         }

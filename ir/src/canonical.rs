@@ -12,6 +12,7 @@
 //! as an order of roles, tile sizes are fitted to known trip counts, and steps that do
 //! not apply or are illegal there are dropped with their reason.
 
+use crate::program::trip_count;
 use crate::program::{Expr, Loop, LoopKind, Node, Program};
 use crate::transform::{apply, Recipe, Step};
 use serde::{Deserialize, Serialize};
@@ -157,21 +158,6 @@ fn collect<'a>(l: &'a Loop, depth: usize, out: &mut Vec<(&'a Loop, usize)>) {
     nodes(&l.body, depth + 1, out);
 }
 
-/// Iterations of `l` when `value` gives its init and bound (e.g. constants only, or
-/// with the nest's parameters).
-pub fn trip_count(l: &Loop, value: &dyn Fn(&Expr) -> Option<i64>) -> Option<i64> {
-    let (a, b) = (value(&l.init)?, value(&l.bound)?);
-    // Saturating: constants from the user's source may lie anywhere in i64.
-    let span = match l.cmp {
-        crate::program::LoopCmp::Lt => b.saturating_sub(a),
-        crate::program::LoopCmp::Le => b.saturating_sub(a).saturating_add(1),
-        crate::program::LoopCmp::Gt => a.saturating_sub(b),
-        crate::program::LoopCmp::Ge => a.saturating_sub(b).saturating_add(1),
-    };
-    let s = l.step.saturating_abs().max(1);
-    Some(span.max(0).saturating_add(s - 1) / s)
-}
-
 fn trip(l: &Loop) -> Option<i64> {
     trip_count(l, &|e| match e {
         Expr::Int { value, .. } => Some(*value),
@@ -225,10 +211,7 @@ pub struct Refit {
 }
 
 fn nest_root(program: &Program, region: usize, root: usize) -> Option<Loop> {
-    crate::program::loops(&program.regions.get(region)?.body)
-        .into_iter()
-        .find(|l| l.id == root)
-        .cloned()
+    program.find_loop(region, root).cloned()
 }
 
 /// Describes `recipe` (which applies to the nest at `region`/`root` of `program`) by

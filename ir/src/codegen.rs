@@ -8,6 +8,7 @@
 
 use crate::frontend::Parsed;
 use crate::print::{self, PrintOptions};
+use crate::program::find_loop;
 use crate::program::{walk_nodes, DType, Expr, Loop, LoopKind, Node, Program, Region};
 use crate::source::Preprocessed;
 use serde::{Deserialize, Serialize};
@@ -320,10 +321,6 @@ fn array_param(program: &Program, name: &str) -> String {
         }
         None => format!("double {name}[]"),
     }
-}
-
-fn find_loop(body: &[Node], id: usize) -> Option<&Loop> {
-    crate::program::loops(body).into_iter().find(|l| l.id == id)
 }
 
 /// `static void tune_nestK(...) { ... }`

@@ -5,6 +5,7 @@
 //! <what>`; the frontend never panics on user input.
 
 use crate::error::{Error, Location, Result};
+use crate::program::const_value;
 use crate::program::{
     walk_nodes, Array, Assign, AssignOp, BinOp, DType, Decl, Expr, If, Loop, LoopCmp, LoopKind,
     Node, Pos, Program, Region, Scalar, ScalarOrigin, UnOp,
@@ -616,30 +617,6 @@ fn dim_expr(e: &CNode<Expression>, pp: &Preprocessed) -> Option<Expr> {
         },
         _ => return None,
     })
-}
-
-/// Evaluates an integer expression made of literals only.
-pub fn const_value(e: &Expr) -> Option<i64> {
-    match e {
-        Expr::Int { value, .. } => Some(*value),
-        Expr::Unary { op: UnOp::Neg, arg } => const_value(arg)?.checked_neg(),
-        Expr::Unary {
-            op: UnOp::Plus,
-            arg,
-        } => const_value(arg),
-        Expr::Binary { op, lhs, rhs } => {
-            let (a, b) = (const_value(lhs)?, const_value(rhs)?);
-            match op {
-                BinOp::Add => a.checked_add(b),
-                BinOp::Sub => a.checked_sub(b),
-                BinOp::Mul => a.checked_mul(b),
-                BinOp::Div => a.checked_div(b),
-                BinOp::Mod => a.checked_rem(b),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
 }
 
 fn parse_int(text: &str) -> Option<i64> {

@@ -33,7 +33,7 @@
 //!   values larger than the arrays were declared for.
 
 use crate::program::{
-    loops, walk_nodes, Assign, AssignOp, BinOp, DType, Decl, Expr, LoopCmp, Node, Program, UnOp,
+    walk_nodes, Assign, AssignOp, BinOp, DType, Decl, Expr, LoopCmp, Node, Program, UnOp,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -363,9 +363,7 @@ impl<'p> NestInterp<'p> {
             .regions
             .get(region)
             .ok_or(InterpError::NoRegion(region))?;
-        let root_loop = loops(&reg.body)
-            .into_iter()
-            .find(|l| l.id == root)
+        let root_loop = crate::program::find_loop(&reg.body, root)
             .ok_or(InterpError::NoLoop { region, root })?;
 
         // Synthetic ids for initialized declarations: after the region's last statement.

@@ -418,6 +418,11 @@ pub struct Program {
 }
 
 impl Program {
+    /// The loop with id `id` in region `region` (the root of a nest, usually).
+    pub fn find_loop(&self, region: usize, id: usize) -> Option<&Loop> {
+        find_loop(&self.regions.get(region)?.body, id)
+    }
+
     pub fn array(&self, name: &str) -> Option<&Array> {
         self.arrays.iter().find(|a| a.name == name)
     }
@@ -497,4 +502,50 @@ pub fn for_each_loop_mut(body: &mut [Node], f: &mut dyn FnMut(&mut Loop)) {
             Node::Assign(_) | Node::Decl(_) => {}
         }
     }
+}
+
+// Facts about loops that every pass asks for.
+
+/// Evaluates an integer expression made of literals only.
+pub fn const_value(e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Int { value, .. } => Some(*value),
+        Expr::Unary { op: UnOp::Neg, arg } => const_value(arg)?.checked_neg(),
+        Expr::Unary {
+            op: UnOp::Plus,
+            arg,
+        } => const_value(arg),
+        Expr::Binary { op, lhs, rhs } => {
+            let (a, b) = (const_value(lhs)?, const_value(rhs)?);
+            match op {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                BinOp::Div => a.checked_div(b),
+                BinOp::Mod => a.checked_rem(b),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Iterations of `l` when `value` gives its init and bound (e.g. constants only, or
+/// with the nest's parameters).
+pub fn trip_count(l: &Loop, value: &dyn Fn(&Expr) -> Option<i64>) -> Option<i64> {
+    let (a, b) = (value(&l.init)?, value(&l.bound)?);
+    // Saturating: constants from the user's source may lie anywhere in i64.
+    let span = match l.cmp {
+        LoopCmp::Lt => b.saturating_sub(a),
+        LoopCmp::Le => b.saturating_sub(a).saturating_add(1),
+        LoopCmp::Gt => a.saturating_sub(b),
+        LoopCmp::Ge => a.saturating_sub(b).saturating_add(1),
+    };
+    let s = l.step.saturating_abs().max(1);
+    Some(span.max(0).saturating_add(s - 1) / s)
+}
+
+/// The loop with id `id` in `body` (at any depth).
+pub fn find_loop(body: &[Node], id: usize) -> Option<&Loop> {
+    loops(body).into_iter().find(|l| l.id == id)
 }

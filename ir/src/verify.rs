@@ -7,7 +7,7 @@
 
 use crate::affine::affine_of;
 use crate::deps::analyze;
-use crate::frontend::const_value;
+use crate::program::const_value;
 use crate::program::{Expr, Loop, LoopCmp, LoopKind, Node, Program};
 use std::collections::HashMap;
 

@@ -20,9 +20,7 @@ pub fn machine_info(cache_root: &Path, tc: &Toolchain) -> Option<MachineInfo> {
 
 /// The root loop of `nest`.
 pub fn nest_root<'p>(program: &'p ir::Program, nest: &Nest) -> Option<&'p Loop> {
-    ir::program::loops(&program.regions.get(nest.region)?.body)
-        .into_iter()
-        .find(|l| l.id == nest.root)
+    program.find_loop(nest.region, nest.root)
 }
 
 /// Static and performance features of a nest whose data was saved in `data_dir`

@@ -182,10 +182,7 @@ fn profile_nest(
     let program = &dry.parsed.program;
     let data = dry.cache.data();
     let region = &program.regions[nest.region];
-    let line = ir::program::loops(&region.body)
-        .into_iter()
-        .find(|l| l.id == nest.root)
-        .map_or(0, |l| l.pos.line);
+    let line = ir::program::find_loop(&region.body, nest.root).map_or(0, |l| l.pos.line);
     let cutout = Cutout::new(
         program.clone(),
         nest.clone(),

@@ -379,10 +379,7 @@ fn summarize(
         .iter()
         .map(|n| {
             let region = &program.regions[n.region];
-            let root = ir::program::loops(&region.body)
-                .into_iter()
-                .find(|l| l.id == n.root)
-                .expect("nest root");
+            let root = ir::program::find_loop(&region.body, n.root).expect("nest root");
             let s = slot(&n.name);
             NestSummary {
                 name: n.name.clone(),

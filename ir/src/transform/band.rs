@@ -89,7 +89,6 @@ pub(crate) fn ancestors_have_pragma(root: &Loop, at: usize, what: &str) -> bool 
     above
 }
 
-
 /// The perfectly nested band of `m` loops starting at `l`.
 pub(crate) fn band_of(l: &Loop, m: usize) -> Option<Vec<&Loop>> {
     let mut band = vec![l];

@@ -103,7 +103,10 @@ pub(crate) fn fission(nest: &mut Loop, at: usize, cx: &mut Ctx) -> Result<(), Re
 }
 
 /// Which top-level node of `items` each statement id and loop id belongs to.
-pub(crate) fn item_maps(items: &[Node], offset: usize) -> (HashMap<usize, usize>, HashMap<usize, usize>) {
+pub(crate) fn item_maps(
+    items: &[Node],
+    offset: usize,
+) -> (HashMap<usize, usize>, HashMap<usize, usize>) {
     let (mut stmts, mut loops) = (HashMap::new(), HashMap::new());
     for (i, n) in items.iter().enumerate() {
         for id in stmt_ids(n) {

@@ -346,7 +346,6 @@ fn apply_step(nest: &mut Loop, step: &Step, cx: &mut Ctx) -> Result<Option<Post>
     Ok(None)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -60,7 +60,10 @@ pub(crate) fn locate(root: &Loop, at: usize) -> Option<Vec<(usize, Via)>> {
 }
 
 /// The body that holds the loop a (non-empty) route leads to, and its index there.
-pub(crate) fn parent_mut<'a>(root: &'a mut Loop, route: &[(usize, Via)]) -> (&'a mut Vec<Node>, usize) {
+pub(crate) fn parent_mut<'a>(
+    root: &'a mut Loop,
+    route: &[(usize, Via)],
+) -> (&'a mut Vec<Node>, usize) {
     let (last, inner) = route.split_last().expect("not the root");
     let mut body = &mut root.body;
     for (i, via) in inner {

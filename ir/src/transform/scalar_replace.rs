@@ -168,5 +168,5 @@ pub(crate) fn distinct(a: &[Expr], b: &[Expr]) -> bool {
 }
 
 pub(crate) fn runs_at_least_once(l: &Loop) -> bool {
-    crate::canonical::trip_count(l, &crate::frontend::const_value).is_some_and(|n| n > 0)
+    crate::program::trip_count(l, &crate::program::const_value).is_some_and(|n| n > 0)
 }

@@ -10,7 +10,12 @@ pub(crate) fn exclusive_end(l: &Loop) -> Expr {
     }
 }
 
-pub(crate) fn tile(l: &mut Loop, sizes: &[i64], inner: &[i64], cx: &mut Ctx) -> Result<(), Refusal> {
+pub(crate) fn tile(
+    l: &mut Loop,
+    sizes: &[i64],
+    inner: &[i64],
+    cx: &mut Ctx,
+) -> Result<(), Refusal> {
     let m = sizes.len();
     if m == 0 || sizes.iter().any(|s| *s < 2) {
         return Err(cx.na(format!(

@@ -94,7 +94,11 @@ pub(crate) fn jam_paths(
 
 /// Whether dependence `d` (carried by the unrolled loop, source in an earlier
 /// iteration) has its sink before its source in the jammed order.
-pub(crate) fn jam_reverses(d: &Dependence, source: &[(usize, Item)], sink: &[(usize, Item)]) -> bool {
+pub(crate) fn jam_reverses(
+    d: &Dependence,
+    source: &[(usize, Item)],
+    sink: &[(usize, Item)],
+) -> bool {
     for (x, y) in source.iter().zip(sink) {
         if x.0 != y.0 {
             return x.0 > y.0;

@@ -236,10 +236,7 @@ struct Sampled {
 
 impl Sampled {
     fn root_loop(&self) -> Option<Loop> {
-        ir::program::loops(&self.program.regions.get(self.region)?.body)
-            .into_iter()
-            .find(|l| l.id == self.root)
-            .cloned()
+        self.program.find_loop(self.region, self.root).cloned()
     }
 
     /// Appends `step` when it applies legally to the nest as transformed so far.
