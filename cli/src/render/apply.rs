@@ -96,7 +96,3 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
     );
     out
 }
-
-pub fn render(r: &ApplyReport) -> String {
-    render_with(r, false)
-}

@@ -1,0 +1,452 @@
+//! Lowering of statements: declarations, blocks, `for` loops and their steps, `if`.
+
+use super::*;
+
+pub(super) struct Lowerer<'a> {
+    pub(super) pp: &'a Preprocessed,
+    pub(super) external: HashMap<String, Sym>,
+    pub(super) scopes: Vec<HashMap<String, Sym>>,
+    pub(super) loop_vars: Vec<(String, DType)>,
+    pub(super) done_loop_vars: Vec<String>,
+    pub(super) arrays: BTreeMap<String, Array>,
+    pub(super) scalars: BTreeMap<String, Scalar>,
+    pub(super) next_loop: usize,
+    pub(super) next_stmt: usize,
+}
+
+pub(super) enum Resolved {
+    LoopVar,
+    Local(Sym),
+    External(Sym),
+}
+
+impl<'a> Lowerer<'a> {
+    pub(super) fn pos(&self, span: Span) -> Pos {
+        let l = self.pp.location(span.start);
+        Pos {
+            line: l.line,
+            col: l.col,
+        }
+    }
+
+    pub(super) fn unsupported<T>(&self, span: Span, what: impl Into<String>) -> Result<T> {
+        Err(Error::Unsupported {
+            at: self.pp.location(span.start),
+            what: what.into(),
+        })
+    }
+
+    pub(super) fn invalid<T>(&self, span: Span, message: impl Into<String>) -> Result<T> {
+        Err(Error::Invalid {
+            at: self.pp.location(span.start),
+            message: message.into(),
+        })
+    }
+
+    pub(super) fn text(&self, span: Span) -> &str {
+        &self.pp.text[span.start..span.end]
+    }
+
+    pub(super) fn resolve(&self, name: &str) -> Option<Resolved> {
+        if self.loop_vars.iter().any(|(v, _)| v == name) {
+            return Some(Resolved::LoopVar);
+        }
+        for scope in self.scopes.iter().rev() {
+            if let Some(s) = scope.get(name) {
+                return Some(Resolved::Local(s.clone()));
+            }
+        }
+        self.external.get(name).cloned().map(Resolved::External)
+    }
+
+    pub(super) fn block_item(&mut self, item: &CNode<BlockItem>) -> Result<Vec<Node>> {
+        match &item.node {
+            BlockItem::Declaration(d) => self.declaration(&d.node, d.span),
+            BlockItem::StaticAssert(_) => Ok(Vec::new()),
+            BlockItem::Statement(s) => self.statement(s),
+        }
+    }
+
+    pub(super) fn declaration(&mut self, d: &Declaration, span: Span) -> Result<Vec<Node>> {
+        for s in &d.specifiers {
+            if let DeclarationSpecifier::StorageClass(c) = &s.node {
+                if c.node != StorageClassSpecifier::Auto
+                    && c.node != StorageClassSpecifier::Register
+                {
+                    return self
+                        .unsupported(s.span, "storage class in a declaration inside the region");
+                }
+            }
+        }
+        let syms = Symbols {
+            vars: HashMap::new(),
+            typedefs: HashMap::new(),
+        };
+        let base = base_type(&d.specifiers, &syms);
+        let mut out = Vec::new();
+        for init in &d.declarators {
+            let (name, sym) =
+                declarator_sym(&init.node.declarator.node, base.clone(), false, self.pp);
+            let name = match name {
+                Some(n) => n,
+                None => return self.unsupported(init.span, "abstract declarator"),
+            };
+            let pos = self.pos(init.span);
+            match sym {
+                Sym::Scalar(dtype) => {
+                    let init_expr = match &init.node.initializer {
+                        None => None,
+                        Some(i) => match &i.node {
+                            Initializer::Expression(e) => Some(self.expr(e)?),
+                            Initializer::List(_) => {
+                                return self.unsupported(i.span, "initializer list")
+                            }
+                        },
+                    };
+                    self.scalars.entry(name.clone()).or_insert(Scalar {
+                        name: name.clone(),
+                        dtype,
+                        origin: ScalarOrigin::Local,
+                        written: false,
+                        read: false,
+                    });
+                    self.scopes
+                        .last_mut()
+                        .expect("scope")
+                        .insert(name.clone(), Sym::Scalar(dtype));
+                    out.push(Node::Decl(Decl {
+                        name,
+                        dtype,
+                        dims: Vec::new(),
+                        init: init_expr,
+                        pos,
+                    }));
+                }
+                Sym::Array { dtype, dims } => {
+                    if init.node.initializer.is_some() {
+                        return self.unsupported(init.span, "initialized local array");
+                    }
+                    for dim in &dims {
+                        self.check_dim(dim, init.span)?;
+                    }
+                    let extents = dims.iter().map(const_value).collect();
+                    self.arrays.insert(
+                        name.clone(),
+                        Array {
+                            name: name.clone(),
+                            dtype,
+                            dims: dims.clone(),
+                            extents,
+                            local: true,
+                        },
+                    );
+                    self.scopes.last_mut().expect("scope").insert(
+                        name.clone(),
+                        Sym::Array {
+                            dtype,
+                            dims: dims.clone(),
+                        },
+                    );
+                    out.push(Node::Decl(Decl {
+                        name,
+                        dtype,
+                        dims,
+                        init: None,
+                        pos,
+                    }));
+                }
+                Sym::Pointer => {
+                    return self.unsupported(init.span, format!("pointer declaration '{name}'"))
+                }
+                Sym::Function => {
+                    return self.unsupported(init.span, format!("function declaration '{name}'"))
+                }
+                Sym::Other(what) => {
+                    return self.unsupported(span, format!("{what} in declaration of '{name}'"))
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Array extents inside the region may only use names visible outside it.
+    pub(super) fn check_dim(&self, dim: &Expr, span: Span) -> Result<()> {
+        let mut bad = None;
+        dim.walk(&mut |e| {
+            if let Expr::Var(v) = e {
+                if !matches!(self.resolve(v), Some(Resolved::External(Sym::Scalar(_)))) {
+                    bad = Some(v.clone());
+                }
+            }
+        });
+        match bad {
+            Some(v) => self.unsupported(span, format!("local array extent depending on '{v}'")),
+            None => Ok(()),
+        }
+    }
+
+    pub(super) fn statement(&mut self, s: &CNode<Statement>) -> Result<Vec<Node>> {
+        match &s.node {
+            Statement::Compound(items) => {
+                self.scopes.push(HashMap::new());
+                let mut out = Vec::new();
+                for item in items {
+                    out.extend(self.block_item(item)?);
+                }
+                self.scopes.pop();
+                let has_decl = out.iter().any(|n| matches!(n, Node::Decl(_)));
+                Ok(if has_decl {
+                    vec![Node::Block(out)]
+                } else {
+                    out
+                })
+            }
+            Statement::Expression(None) => Ok(Vec::new()),
+            Statement::Expression(Some(e)) => {
+                let mut out = Vec::new();
+                self.assignment_chain(e, &mut out)?;
+                Ok(out.into_iter().map(Node::Assign).collect())
+            }
+            Statement::For(f) => Ok(vec![Node::Loop(self.for_loop(&f.node, s.span)?)]),
+            Statement::If(i) => {
+                let cond = self.expr(&i.node.condition)?;
+                let then_body = self.scoped(&i.node.then_statement)?;
+                let else_body = match &i.node.else_statement {
+                    Some(e) => self.scoped(e)?,
+                    None => Vec::new(),
+                };
+                Ok(vec![Node::If(If {
+                    cond,
+                    then_body,
+                    else_body,
+                    pos: self.pos(s.span),
+                })])
+            }
+            Statement::While(_) => self.unsupported(s.span, "while loop"),
+            Statement::DoWhile(_) => self.unsupported(s.span, "do-while loop"),
+            Statement::Switch(_) => self.unsupported(s.span, "switch statement"),
+            Statement::Goto(_) => self.unsupported(s.span, "goto"),
+            Statement::Labeled(_) => self.unsupported(s.span, "labeled statement"),
+            Statement::Continue => self.unsupported(s.span, "continue"),
+            Statement::Break => self.unsupported(s.span, "break"),
+            Statement::Return(_) => self.unsupported(s.span, "return"),
+            Statement::Asm(_) => self.unsupported(s.span, "inline assembly"),
+        }
+    }
+
+    /// A sub-statement with its own scope, as a list of nodes.
+    pub(super) fn scoped(&mut self, s: &CNode<Statement>) -> Result<Vec<Node>> {
+        self.scopes.push(HashMap::new());
+        let out = self.statement(s);
+        self.scopes.pop();
+        let out = out?;
+        Ok(match out.as_slice() {
+            [Node::Block(_)] => match out.into_iter().next() {
+                Some(Node::Block(inner)) => inner,
+                _ => unreachable!(),
+            },
+            _ => out,
+        })
+    }
+
+    pub(super) fn for_loop(&mut self, f: &lang_c::ast::ForStatement, span: Span) -> Result<Loop> {
+        let pos = self.pos(span);
+        let id = self.next_loop;
+        self.next_loop += 1;
+        let (var, var_dtype, declares_var, init) = match &f.initializer.node {
+            ForInitializer::Declaration(d) => {
+                let syms = Symbols::default();
+                let base = base_type(&d.node.specifiers, &syms);
+                let [init] = d.node.declarators.as_slice() else {
+                    return self.unsupported(d.span, "for loop declaring several variables");
+                };
+                let (name, sym) = declarator_sym(&init.node.declarator.node, base, false, self.pp);
+                let (Some(name), Sym::Scalar(t)) = (name, sym) else {
+                    return self
+                        .unsupported(d.span, "for loop variable that is not an integer scalar");
+                };
+                if t.is_float() {
+                    return self
+                        .unsupported(d.span, format!("floating-point loop variable '{name}'"));
+                }
+                let Some(Initializer::Expression(e)) =
+                    init.node.initializer.as_ref().map(|i| &i.node)
+                else {
+                    return self.unsupported(d.span, "for loop variable without an initial value");
+                };
+                let e = self.expr(e)?;
+                (name, t, true, e)
+            }
+            ForInitializer::Expression(e) => match &e.node {
+                Expression::BinaryOperator(b) if b.node.operator.node == BinaryOperator::Assign => {
+                    let Expression::Identifier(id) = &b.node.lhs.node else {
+                        return self
+                            .unsupported(e.span, "for loop initializer that is not `var = start`");
+                    };
+                    let name = id.node.name.clone();
+                    let t = match self.resolve(&name) {
+                        Some(Resolved::External(Sym::Scalar(t)))
+                        | Some(Resolved::Local(Sym::Scalar(t))) => t,
+                        Some(Resolved::LoopVar) => {
+                            return self.unsupported(
+                                e.span,
+                                format!("nested loops sharing the variable '{name}'"),
+                            )
+                        }
+                        None => {
+                            return self.invalid(e.span, format!("unknown identifier '{name}'"))
+                        }
+                        _ => {
+                            return self.unsupported(
+                                e.span,
+                                format!("loop variable '{name}' that is not a scalar"),
+                            )
+                        }
+                    };
+                    if t.is_float() {
+                        return self
+                            .unsupported(e.span, format!("floating-point loop variable '{name}'"));
+                    }
+                    let init = self.expr(&b.node.rhs)?;
+                    (name, t, false, init)
+                }
+                _ => {
+                    return self
+                        .unsupported(e.span, "for loop initializer that is not `var = start`")
+                }
+            },
+            _ => return self.unsupported(span, "for loop without an initializer"),
+        };
+        let Some(cond) = &f.condition else {
+            return self.unsupported(span, "for loop without a condition");
+        };
+        let (cmp, bound) = match &cond.node {
+            Expression::BinaryOperator(b) => {
+                let op = &b.node.operator.node;
+                let is_var = |e: &CNode<Expression>| matches!(&e.node, Expression::Identifier(id) if id.node.name == var);
+                let cmp = |op: &BinaryOperator| match op {
+                    BinaryOperator::Less => Some(LoopCmp::Lt),
+                    BinaryOperator::LessOrEqual => Some(LoopCmp::Le),
+                    BinaryOperator::Greater => Some(LoopCmp::Gt),
+                    BinaryOperator::GreaterOrEqual => Some(LoopCmp::Ge),
+                    _ => None,
+                };
+                match cmp(op) {
+                    Some(c) if is_var(&b.node.lhs) => (c, self.expr(&b.node.rhs)?),
+                    Some(c) if is_var(&b.node.rhs) => {
+                        let flipped = match c {
+                            LoopCmp::Lt => LoopCmp::Gt,
+                            LoopCmp::Le => LoopCmp::Ge,
+                            LoopCmp::Gt => LoopCmp::Lt,
+                            LoopCmp::Ge => LoopCmp::Le,
+                        };
+                        (flipped, self.expr(&b.node.lhs)?)
+                    }
+                    _ => {
+                        return self.unsupported(
+                            cond.span,
+                            format!("loop condition (expected `{var} < bound`, `<=`, `>` or `>=`)"),
+                        )
+                    }
+                }
+            }
+            _ => {
+                return self.unsupported(
+                    cond.span,
+                    format!("loop condition (expected `{var} < bound`, `<=`, `>` or `>=`)"),
+                )
+            }
+        };
+        if bound.mentions(&var) {
+            return self.unsupported(
+                cond.span,
+                format!("loop bound that depends on '{var}' itself"),
+            );
+        }
+        let Some(step_e) = &f.step else {
+            return self.unsupported(span, "for loop without an increment");
+        };
+        let step = self.loop_step(step_e, &var)?;
+        let upward = matches!(cmp, LoopCmp::Lt | LoopCmp::Le);
+        if (step > 0) != upward {
+            return self.unsupported(
+                step_e.span,
+                format!("loop whose step moves '{var}' away from its bound"),
+            );
+        }
+        self.loop_vars.push((var.clone(), var_dtype));
+        self.scopes.push(HashMap::new());
+        let body = self.statement(&f.statement);
+        self.scopes.pop();
+        self.loop_vars.pop();
+        let body = body?;
+        let body = match body.as_slice() {
+            [Node::Block(_)] => match body.into_iter().next() {
+                Some(Node::Block(inner)) => inner,
+                _ => unreachable!(),
+            },
+            _ => body,
+        };
+        self.done_loop_vars.push(var.clone());
+        Ok(Loop {
+            id,
+            var,
+            var_dtype,
+            declares_var,
+            init,
+            cmp,
+            bound,
+            step,
+            kind: LoopKind::Loop,
+            body,
+            pos,
+            pragmas: Vec::new(),
+        })
+    }
+
+    pub(super) fn loop_step(&mut self, e: &CNode<Expression>, var: &str) -> Result<i64> {
+        let is_var = |e: &CNode<Expression>| matches!(&e.node, Expression::Identifier(id) if id.node.name == var);
+        let bad = || {
+            format!("loop increment (expected `{var}++`, `{var}--`, `{var} += c` or `{var} -= c`)")
+        };
+        match &e.node {
+            Expression::UnaryOperator(u) if is_var(&u.node.operand) => match u.node.operator.node {
+                UnaryOperator::PostIncrement | UnaryOperator::PreIncrement => Ok(1),
+                UnaryOperator::PostDecrement | UnaryOperator::PreDecrement => Ok(-1),
+                _ => self.unsupported(e.span, bad()),
+            },
+            Expression::BinaryOperator(b) if is_var(&b.node.lhs) => {
+                let c = |s: &Self, x: &CNode<Expression>| -> Result<i64> {
+                    let v = s.expr_const(x);
+                    match v {
+                        Some(v) if v != 0 => Ok(v),
+                        _ => s.unsupported(
+                            x.span,
+                            "loop step that is not a non-zero integer constant",
+                        ),
+                    }
+                };
+                match b.node.operator.node {
+                    BinaryOperator::AssignPlus => c(self, &b.node.rhs),
+                    BinaryOperator::AssignMinus => Ok(-c(self, &b.node.rhs)?),
+                    BinaryOperator::Assign => match &b.node.rhs.node {
+                        Expression::BinaryOperator(r) if is_var(&r.node.lhs) => {
+                            match r.node.operator.node {
+                                BinaryOperator::Plus => c(self, &r.node.rhs),
+                                BinaryOperator::Minus => Ok(-c(self, &r.node.rhs)?),
+                                _ => self.unsupported(e.span, bad()),
+                            }
+                        }
+                        _ => self.unsupported(e.span, bad()),
+                    },
+                    _ => self.unsupported(e.span, bad()),
+                }
+            }
+            _ => self.unsupported(e.span, bad()),
+        }
+    }
+
+    pub(super) fn expr_const(&self, e: &CNode<Expression>) -> Option<i64> {
+        dim_expr(e, self.pp).as_ref().and_then(const_value)
+    }
+}

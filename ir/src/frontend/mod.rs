@@ -1,0 +1,411 @@
+//! The C frontend: preprocess with the system compiler, parse with `lang-c`, find the
+//! `#pragma scop` regions (or one whole function), and lower them to the IR.
+//!
+//! Anything outside the supported subset is refused with `file:line:col: unsupported
+//! <what>`; the frontend never panics on user input.
+
+use crate::error::{Error, Location, Result};
+use crate::program::const_value;
+use crate::program::{
+    walk_nodes, Array, Assign, AssignOp, BinOp, DType, Decl, Expr, If, Loop, LoopCmp, LoopKind,
+    Node, Pos, Program, Region, Scalar, ScalarOrigin, UnOp,
+};
+use crate::source::{pragma_lines, preprocess, Preprocessed};
+use lang_c::ast::{
+    ArraySize, BinaryOperator, BlockItem, Constant, Declaration, DeclarationSpecifier, Declarator,
+    DeclaratorKind, DerivedDeclarator, Expression, ExternalDeclaration, ForInitializer,
+    FunctionDefinition, Initializer, SpecifierQualifier, Statement, StorageClassSpecifier,
+    TypeSpecifier, UnaryOperator,
+};
+use lang_c::driver::{Config, Flavor};
+use lang_c::span::{Node as CNode, Span};
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+
+mod expr;
+mod lower;
+mod symbols;
+
+use lower::*;
+use symbols::*;
+
+/// Math functions a region may call (and their `float` variants).
+pub const MATH_FUNCTIONS: &[&str] = &[
+    "sqrt", "exp", "log", "pow", "fabs", "fmin", "fmax", "floor", "ceil", "sqrtf", "expf", "logf",
+    "powf", "fabsf", "fminf", "fmaxf", "floorf", "ceilf",
+];
+
+/// How to run the preprocessor and which region to take.
+#[derive(Debug, Clone)]
+pub struct FrontendOptions {
+    /// The C compiler driver (`$CC`, default `cc`).
+    pub cc: String,
+    /// Preprocessor-relevant flags: `-I`, `-D`, `-U`, `-std`, ...
+    pub flags: Vec<String>,
+    /// Tune the whole body of this function instead of `#pragma scop` regions.
+    pub function: Option<String>,
+}
+
+impl Default for FrontendOptions {
+    fn default() -> Self {
+        FrontendOptions {
+            cc: std::env::var("CC").unwrap_or_else(|_| "cc".to_string()),
+            flags: Vec::new(),
+            function: None,
+        }
+    }
+}
+
+/// Where a region sits in the preprocessed text, for splicing generated code back in.
+#[derive(Debug, Clone)]
+pub struct RegionText {
+    /// Byte range replaced by the generated region.
+    pub replace: Range<usize>,
+    /// Location of the text right after `replace` (for a line marker).
+    pub resume: Location,
+    /// Start of the line where the enclosing function's definition begins.
+    pub function_start: usize,
+    pub function_loc: Location,
+}
+
+/// A parsed program: the IR plus the preprocessed text it came from.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub program: Program,
+    pub source: Preprocessed,
+    pub regions: Vec<RegionText>,
+}
+
+/// Preprocesses and parses `file`, then lowers its regions.
+pub fn parse_file(file: &str, opts: &FrontendOptions) -> Result<Parsed> {
+    let pp = preprocess(&opts.cc, file, &opts.flags)?;
+    parse_preprocessed(pp, opts.function.as_deref())
+}
+
+/// Parses an already preprocessed translation unit.
+pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Parsed> {
+    let config = Config {
+        cpp_command: String::new(),
+        cpp_options: Vec::new(),
+        flavor: Flavor::GnuC11,
+    };
+    let parse = match lang_c::driver::parse_preprocessed(&config, pp.text.clone()) {
+        Ok(p) => p,
+        Err(e) => {
+            let rest = &pp.text[e.offset.min(pp.text.len())..];
+            let ident = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .count();
+            let token: String = match rest.chars().next() {
+                None => String::new(),
+                Some(_) if ident > 0 => rest.chars().take(ident).collect(),
+                Some(c) => c.to_string(),
+            };
+            let message = if token.is_empty() {
+                "unexpected end of input".to_string()
+            } else {
+                format!("unexpected '{token}'")
+            };
+            return Err(Error::Syntax {
+                at: pp.location(e.offset),
+                message,
+            });
+        }
+    };
+    let unit = parse.unit;
+    let mut globals = Symbols::default();
+    for ext in &unit.0 {
+        if let ExternalDeclaration::Declaration(d) = &ext.node {
+            globals.declare(&d.node, &pp);
+        }
+    }
+    let functions: Vec<&CNode<FunctionDefinition>> = unit
+        .0
+        .iter()
+        .filter_map(|e| match &e.node {
+            ExternalDeclaration::FunctionDefinition(f) => Some(f),
+            _ => None,
+        })
+        .collect();
+
+    let mut found: Vec<FoundRegion> = Vec::new();
+    if let Some(name) = function {
+        let f = functions
+            .iter()
+            .find(|f| declarator_name(&f.node.declarator.node).as_deref() == Some(name))
+            .ok_or_else(|| Error::NoRegion {
+                file: pp.file.clone(),
+                message: format!("no function named '{name}' is defined"),
+            })?;
+        let items = match &f.node.statement.node {
+            Statement::Compound(items) => items,
+            _ => unreachable!("a function body is a compound statement"),
+        };
+        let body = f.node.statement.span;
+        found.push(FoundRegion {
+            function: f,
+            items: items.iter().collect(),
+            decls: Vec::new(),
+            replace: body.start + 1..body.end - 1,
+            start: body.start,
+            end: body.end,
+        });
+    } else {
+        let scops = pragma_lines(&pp.text, "scop");
+        let ends = pragma_lines(&pp.text, "endscop");
+        if scops.is_empty() {
+            return Err(Error::NoRegion {
+                file: pp.file.clone(),
+                message: "no '#pragma scop' region found (mark the loops to tune with \
+                          #pragma scop / #pragma endscop, or name a function with --function)"
+                    .to_string(),
+            });
+        }
+        for (k, &lo) in scops.iter().enumerate() {
+            let next_scop = scops.get(k + 1).copied().unwrap_or(usize::MAX);
+            let hi = ends
+                .iter()
+                .copied()
+                .find(|&e| e > lo && e < next_scop)
+                .ok_or_else(|| Error::Invalid {
+                    at: pp.location(lo),
+                    message: "'#pragma scop' without a matching '#pragma endscop'".to_string(),
+                })?;
+            let f = functions
+                .iter()
+                .find(|f| f.span.start <= lo && hi < f.span.end)
+                .ok_or_else(|| Error::Invalid {
+                    at: pp.location(lo),
+                    message: "'#pragma scop' region is not inside one function body".to_string(),
+                })?;
+            let mut decls = Vec::new();
+            let items =
+                locate_region(&f.node.statement, lo, hi, &mut decls, &pp)?.ok_or_else(|| {
+                    Error::Invalid {
+                        at: pp.location(lo),
+                        message: "'#pragma scop' region is not inside one block".to_string(),
+                    }
+                })?;
+            found.push(FoundRegion {
+                function: f,
+                items,
+                decls,
+                replace: pp.line_start(lo)..pp.line_end(hi),
+                start: lo,
+                end: hi,
+            });
+        }
+    }
+
+    let name = std::path::Path::new(&pp.file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "program".to_string());
+    let mut lower = Lowerer {
+        pp: &pp,
+        external: HashMap::new(),
+        scopes: Vec::new(),
+        loop_vars: Vec::new(),
+        done_loop_vars: Vec::new(),
+        arrays: BTreeMap::new(),
+        scalars: BTreeMap::new(),
+        next_loop: 0,
+        next_stmt: 0,
+    };
+    let mut regions = Vec::new();
+    let mut texts = Vec::new();
+    for (index, r) in found.iter().enumerate() {
+        let fdef = &r.function.node;
+        let mut external = globals.clone();
+        if let Some(params) = function_params(&fdef.declarator.node) {
+            for p in params {
+                if let Some(d) = &p.node.declarator {
+                    let base = base_type(&p.node.specifiers, &external);
+                    let (name, sym) = declarator_sym(&d.node, base, true, &pp);
+                    if let Some(name) = name {
+                        external.vars.insert(name, sym);
+                    }
+                }
+            }
+        }
+        for d in &r.decls {
+            external.declare(d, &pp);
+        }
+        lower.external = external.vars;
+        lower.scopes.clear();
+        lower.loop_vars.clear();
+        lower.done_loop_vars.clear();
+        lower.next_loop = 0;
+        lower.next_stmt = 0;
+        let mut body = Vec::new();
+        lower.scopes.push(HashMap::new());
+        for item in &r.items {
+            body.extend(lower.block_item(item)?);
+        }
+        lower.scopes.pop();
+        let start = pp.location(r.start);
+        let end = pp.location(r.end);
+        regions.push(Region {
+            index,
+            function: declarator_name(&fdef.declarator.node).unwrap_or_default(),
+            start: Pos {
+                line: start.line,
+                col: start.col,
+            },
+            end: Pos {
+                line: end.line,
+                col: end.col,
+            },
+            body,
+        });
+        let fstart = pp.line_start(r.function.span.start);
+        texts.push(RegionText {
+            replace: r.replace.clone(),
+            resume: pp.location(r.replace.end),
+            function_start: fstart,
+            function_loc: pp.location(fstart),
+        });
+    }
+
+    let mut scalars: Vec<Scalar> = lower.scalars.into_values().collect();
+    for s in &mut scalars {
+        for region in &regions {
+            let (r, w) = scalar_use(&region.body, &s.name);
+            s.read |= r;
+            s.written |= w;
+        }
+    }
+    let program = Program {
+        name,
+        file: pp.file.clone(),
+        arrays: lower.arrays.into_values().collect(),
+        scalars,
+        regions,
+    };
+    Ok(Parsed {
+        program,
+        source: pp,
+        regions: texts,
+    })
+}
+
+/// Whether a scalar is read / written in a body.
+fn scalar_use(body: &[Node], name: &str) -> (bool, bool) {
+    let (mut read, mut written) = (false, false);
+    walk_nodes(body, &mut |n, _| match n {
+        Node::Assign(a) => {
+            if matches!(&a.target, Expr::Var(v) if v == name) {
+                written = true;
+                read |= a.op != AssignOp::Set;
+            } else {
+                read |= a.target.mentions(name);
+            }
+            read |= a.value.mentions(name);
+        }
+        Node::Loop(l) => read |= l.init.mentions(name) || l.bound.mentions(name),
+        Node::If(i) => read |= i.cond.mentions(name),
+        Node::Decl(d) => {
+            written |= d.name == name && d.init.is_some();
+            read |= d.init.as_ref().is_some_and(|e| e.mentions(name))
+                || d.dims.iter().any(|e| e.mentions(name));
+        }
+        Node::Block(_) => {}
+    });
+    (read, written)
+}
+
+struct FoundRegion<'a> {
+    function: &'a CNode<FunctionDefinition>,
+    items: Vec<&'a CNode<BlockItem>>,
+    decls: Vec<&'a Declaration>,
+    replace: Range<usize>,
+    start: usize,
+    end: usize,
+}
+
+/// Finds the block items between offsets `lo` and `hi` (the pragma lines), collecting the
+/// declarations visible at that point.
+fn locate_region<'a>(
+    stmt: &'a CNode<Statement>,
+    lo: usize,
+    hi: usize,
+    decls: &mut Vec<&'a Declaration>,
+    pp: &Preprocessed,
+) -> Result<Option<Vec<&'a CNode<BlockItem>>>> {
+    let contains = |s: Span| s.start <= lo && hi < s.end;
+    if !contains(stmt.span) {
+        return Ok(None);
+    }
+    // Spans may run over trailing blank and directive lines (a brace-less `if` looks
+    // for an `else` past them), so compare the markers with the last real token.
+    let end = |s: Span| token_end(&pp.text, s);
+    match &stmt.node {
+        Statement::Compound(items) => {
+            for item in items {
+                if item.span.start <= lo && hi < end(item.span) {
+                    return match &item.node {
+                        BlockItem::Statement(s) => locate_region(s, lo, hi, decls, pp),
+                        _ => Ok(None),
+                    };
+                }
+                let straddles = (item.span.start < lo && lo < end(item.span))
+                    || (item.span.start < hi && hi < end(item.span));
+                if straddles {
+                    return Err(Error::Invalid {
+                        at: pp.location(item.span.start),
+                        message: "a statement crosses the '#pragma scop' region boundary"
+                            .to_string(),
+                    });
+                }
+            }
+            for item in items {
+                if end(item.span) <= lo {
+                    if let BlockItem::Declaration(d) = &item.node {
+                        decls.push(&d.node);
+                    }
+                }
+            }
+            Ok(Some(
+                items
+                    .iter()
+                    .filter(|i| i.span.start > lo && end(i.span) <= hi)
+                    .collect(),
+            ))
+        }
+        Statement::For(f) => {
+            if let ForInitializer::Declaration(d) = &f.node.initializer.node {
+                decls.push(&d.node);
+            }
+            locate_region(&f.node.statement, lo, hi, decls, pp)
+        }
+        Statement::If(i) => {
+            if let Some(r) = locate_region(&i.node.then_statement, lo, hi, decls, pp)? {
+                return Ok(Some(r));
+            }
+            match &i.node.else_statement {
+                Some(e) => locate_region(e, lo, hi, decls, pp),
+                None => Ok(None),
+            }
+        }
+        Statement::While(w) => locate_region(&w.node.statement, lo, hi, decls, pp),
+        Statement::DoWhile(w) => locate_region(&w.node.statement, lo, hi, decls, pp),
+        Statement::Labeled(l) => locate_region(&l.node.statement, lo, hi, decls, pp),
+        _ => Ok(None),
+    }
+}
+
+/// End of the last token of `span`: trailing whitespace and preprocessor lines dropped.
+fn token_end(text: &str, span: Span) -> usize {
+    let mut end = span.end.min(text.len());
+    loop {
+        let trimmed = text[span.start..end].trim_end();
+        end = span.start + trimmed.len();
+        let line_start = text[..end].rfind('\n').map_or(0, |i| i + 1).max(span.start);
+        if line_start > span.start && text[line_start..end].trim_start().starts_with('#') {
+            end = line_start;
+        } else {
+            return end;
+        }
+    }
+}
