@@ -375,15 +375,15 @@ pub fn nest_function_with(
         if !opts.openmp || l.kind != LoopKind::Map || !is_outermost_map(root, l.id) {
             return None;
         }
-        let privates = written_outside_decls(l);
-        Some(if privates.is_empty() {
-            "#pragma omp parallel for".to_string()
-        } else {
-            format!(
-                "#pragma omp parallel for lastprivate({})",
-                privates.join(", ")
-            )
-        })
+        Some(
+            crate::program::Directive::OmpParallelFor {
+                collapse: None,
+                schedule: None,
+                chunk: None,
+                lastprivate: written_outside_decls(l),
+            }
+            .to_string(),
+        )
     };
     let popts = PrintOptions {
         declare_loop_vars: true,

@@ -117,7 +117,7 @@ fn line_starts(text: &str) -> Vec<usize> {
 pub fn region_code(region: &Region, indent: &str) -> String {
     let mut body = region.body.clone();
     for_each_loop_mut(&mut body, &mut |l| {
-        if l.pragmas.iter().any(|p| p.contains("omp parallel")) {
+        if l.is_parallel_for() {
             l.declares_var = true;
             for_each_loop_mut(&mut l.body, &mut |inner| inner.declares_var = true);
         }

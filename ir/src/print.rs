@@ -194,8 +194,8 @@ pub fn node(n: &Node, opts: &PrintOptions, depth: usize, out: &mut String) {
             }
         }
         Node::Loop(l) => {
-            for p in &l.pragmas {
-                out.push_str(p);
+            for d in &l.directives {
+                out.push_str(&d.to_string());
                 out.push('\n');
             }
             if let Some(prefix) = (opts.loop_prefix)(l) {

@@ -181,7 +181,140 @@ pub struct Loop {
     pub pos: Pos,
     /// Directives printed before the loop (`#pragma omp parallel for`, `#pragma GCC unroll 4`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pragmas: Vec<String>,
+    pub directives: Vec<Directive>,
+}
+
+impl Loop {
+    /// Whether any directive stands before the loop.
+    pub fn has_directives(&self) -> bool {
+        !self.directives.is_empty()
+    }
+
+    /// Whether the loop is an OpenMP parallel loop.
+    pub fn is_parallel_for(&self) -> bool {
+        self.directives.iter().any(Directive::is_parallel_for)
+    }
+
+    /// Whether the loop carries an OpenMP directive.
+    pub fn has_openmp(&self) -> bool {
+        self.directives.iter().any(Directive::is_openmp)
+    }
+
+    /// The `n` of the loop's `collapse(n)` clause.
+    pub fn collapse(&self) -> Option<u32> {
+        self.directives.iter().find_map(|d| match d {
+            Directive::OmpParallelFor { collapse, .. } => *collapse,
+            _ => None,
+        })
+    }
+}
+
+/// An OpenMP loop schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Schedule {
+    Static,
+    Dynamic,
+}
+
+impl Schedule {
+    /// The name in a `schedule(...)` clause.
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::Static => "static",
+            Schedule::Dynamic => "dynamic",
+        }
+    }
+}
+
+/// A directive on a loop, printed on the line before its `for`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "directive")]
+pub enum Directive {
+    /// `#pragma omp parallel for [collapse(n)] [schedule(kind[, chunk])] [lastprivate(..)]`
+    OmpParallelFor {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        collapse: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        schedule: Option<Schedule>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        chunk: Option<u32>,
+        /// Scalars written in the loop and read after it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        lastprivate: Vec<String>,
+    },
+    /// `#pragma omp simd [simdlen(w)] [lastprivate(..)]`
+    OmpSimd {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        simdlen: Option<u32>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        lastprivate: Vec<String>,
+    },
+    /// `#pragma GCC unroll n`
+    GccUnroll { factor: u32 },
+    /// Any other pragma, as written (the whole line, `#pragma` included).
+    Other { text: String },
+}
+
+impl Directive {
+    /// `#pragma omp parallel for ...`
+    pub fn is_parallel_for(&self) -> bool {
+        matches!(self, Directive::OmpParallelFor { .. })
+    }
+
+    /// Any OpenMP directive.
+    pub fn is_openmp(&self) -> bool {
+        match self {
+            Directive::OmpParallelFor { .. } | Directive::OmpSimd { .. } => true,
+            Directive::GccUnroll { .. } => false,
+            Directive::Other { text } => text.split_whitespace().nth(1) == Some("omp"),
+        }
+    }
+}
+
+impl fmt::Display for Directive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let lastprivate = |f: &mut fmt::Formatter<'_>, vars: &[String]| {
+            if vars.is_empty() {
+                Ok(())
+            } else {
+                write!(f, " lastprivate({})", vars.join(", "))
+            }
+        };
+        match self {
+            Directive::OmpParallelFor {
+                collapse,
+                schedule,
+                chunk,
+                lastprivate: vars,
+            } => {
+                f.write_str("#pragma omp parallel for")?;
+                if let Some(n) = collapse {
+                    write!(f, " collapse({n})")?;
+                }
+                if let Some(s) = schedule {
+                    write!(f, " schedule({}", s.name())?;
+                    if let Some(c) = chunk {
+                        write!(f, ", {c}")?;
+                    }
+                    f.write_str(")")?;
+                }
+                lastprivate(f, vars)
+            }
+            Directive::OmpSimd {
+                simdlen,
+                lastprivate: vars,
+            } => {
+                f.write_str("#pragma omp simd")?;
+                if let Some(w) = simdlen {
+                    write!(f, " simdlen({w})")?;
+                }
+                lastprivate(f, vars)
+            }
+            Directive::GccUnroll { factor } => write!(f, "#pragma GCC unroll {factor}"),
+            Directive::Other { text } => f.write_str(text),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -548,4 +681,42 @@ pub fn trip_count(l: &Loop, value: &dyn Fn(&Expr) -> Option<i64>) -> Option<i64>
 /// The loop with id `id` in `body` (at any depth).
 pub fn find_loop(body: &[Node], id: usize) -> Option<&Loop> {
     loops(body).into_iter().find(|l| l.id == id)
+}
+
+#[cfg(test)]
+mod directive_tests {
+    use super::*;
+
+    #[test]
+    fn directives_print_as_c_and_read_back_from_json() {
+        let par = Directive::OmpParallelFor {
+            collapse: Some(2),
+            schedule: Some(Schedule::Dynamic),
+            chunk: Some(4),
+            lastprivate: vec!["t".into(), "u".into()],
+        };
+        assert_eq!(
+            par.to_string(),
+            "#pragma omp parallel for collapse(2) schedule(dynamic, 4) lastprivate(t, u)"
+        );
+        let simd = Directive::OmpSimd {
+            simdlen: Some(8),
+            lastprivate: vec![],
+        };
+        assert_eq!(simd.to_string(), "#pragma omp simd simdlen(8)");
+        let unroll = Directive::GccUnroll { factor: 4 };
+        assert_eq!(unroll.to_string(), "#pragma GCC unroll 4");
+        let other = Directive::Other {
+            text: "#pragma omp ordered".into(),
+        };
+        assert!(other.is_openmp() && !other.is_parallel_for() && !unroll.is_openmp());
+        for d in [par, simd, unroll, other] {
+            let json = serde_json::to_string(&d).unwrap();
+            assert_eq!(
+                serde_json::from_str::<Directive>(&json).unwrap(),
+                d,
+                "{json}"
+            );
+        }
+    }
 }

@@ -127,7 +127,9 @@ fn a_recipe_moves_to_the_loops_with_the_same_roles() {
         .map(|l| l.var.as_str())
         .collect();
     assert_eq!(vars, ["a", "c", "b"]);
-    assert!(t.root.pragmas[0].starts_with("#pragma omp parallel for"));
+    assert!(t.root.directives[0]
+        .to_string()
+        .starts_with("#pragma omp parallel for"));
 }
 
 #[test]

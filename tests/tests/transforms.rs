@@ -413,7 +413,7 @@ fn new_steps_verify_on_their_programs() {
         ],
     };
     let t = apply(&mm[1].program, mm[1].nest.region, mm[1].nest.root, &r).unwrap();
-    assert!(t.openmp && t.root.pragmas[0].contains("collapse(2)"));
+    assert!(t.openmp && t.root.directives[0].to_string().contains("collapse(2)"));
     assert_eq!(run(&mm[1], &r, dir.path()).unwrap(), Verdict::Verified);
     let r = Recipe {
         steps: vec![Step::Tile {

@@ -400,7 +400,7 @@ impl<'a> Lowerer<'a> {
             kind: LoopKind::Loop,
             body,
             pos,
-            pragmas: Vec::new(),
+            directives: Vec::new(),
         })
     }
 

@@ -14,7 +14,7 @@ pub(crate) fn transformable_band(l: &Loop, m: usize, k: usize) -> Result<Vec<&Lo
 }
 
 pub(crate) fn check_pragma_free(band: &[&Loop], k: usize) -> Result<(), Refusal> {
-    match band.iter().find(|x| !x.pragmas.is_empty()) {
+    match band.iter().find(|x| x.has_directives()) {
         Some(x) => Err(Refusal::NotApplicable {
             step: k,
             why: format!(
@@ -24,18 +24,6 @@ pub(crate) fn check_pragma_free(band: &[&Loop], k: usize) -> Result<(), Refusal>
         }),
         None => Ok(()),
     }
-}
-
-pub(crate) fn has_pragma(l: &Loop, what: &str) -> bool {
-    l.pragmas.iter().any(|p| p.contains(what))
-}
-
-/// The `n` of a `collapse(n)` clause.
-pub(crate) fn collapse_of(l: &Loop) -> Option<usize> {
-    l.pragmas.iter().find_map(|p| {
-        let rest = &p[p.find("collapse(")? + "collapse(".len()..];
-        rest[..rest.find(')')?].trim().parse().ok()
-    })
 }
 
 /// The variable of the loop whose `collapse` band strictly contains loop `at`.
@@ -58,25 +46,25 @@ pub(crate) fn collapsed_into(root: &Loop, at: usize) -> Option<String> {
     // chain ends with the loop itself; its ancestors before it.
     let depth = chain.len() - 1;
     chain[..depth].iter().enumerate().find_map(|(d, a)| {
-        collapse_of(a)
-            .filter(|n| depth - d < *n)
+        a.collapse()
+            .filter(|n| depth - d < *n as usize)
             .map(|_| a.var.clone())
     })
 }
 
-/// Whether a loop strictly enclosing preorder position `at` carries `what`.
-pub(crate) fn ancestors_have_pragma(root: &Loop, at: usize, what: &str) -> bool {
+/// Whether a loop strictly enclosing preorder position `at` satisfies `what`.
+pub(crate) fn ancestors_have(root: &Loop, at: usize, what: fn(&Loop) -> bool) -> bool {
     let Some(route) = locate(root, at) else {
         return false;
     };
-    let mut above = has_pragma(root, what) && at != 0;
+    let mut above = what(root) && at != 0;
     let mut body = &root.body;
     for (k, (i, via)) in route.iter().enumerate() {
         let last = k + 1 == route.len();
         match (&body[*i], via) {
             (Node::Loop(l), _) => {
                 if !last {
-                    above |= has_pragma(l, what);
+                    above |= what(l);
                 }
                 body = &l.body;
             }

@@ -39,8 +39,8 @@ use crate::affine::{affine_of, Affine};
 use crate::codegen::written_outside_decls;
 use crate::deps::{analyze, AccessRef, Analysis, Dependence, Dir};
 use crate::program::{
-    Array, Assign, AssignOp, BinOp, DType, Decl, Expr, If, Loop, LoopCmp, LoopKind, Node, Program,
-    Scalar, ScalarOrigin,
+    Array, Assign, AssignOp, BinOp, DType, Decl, Directive, Expr, If, Loop, LoopCmp, LoopKind,
+    Node, Program, Scalar, ScalarOrigin,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
@@ -69,12 +69,7 @@ use skew::*;
 use tile::*;
 use unroll_jam::*;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Schedule {
-    Static,
-    Dynamic,
-}
+pub use crate::program::Schedule;
 
 /// One transformation of a nest (stable JSON form, tagged by `step`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -305,7 +300,7 @@ fn apply_step(nest: &mut Loop, step: &Step, cx: &mut Ctx) -> Result<Option<Post>
             "the loop is part of the OpenMP collapse band of loop '{head}'"
         )));
     }
-    let inside_parallel = ancestors_have_pragma(nest, at, "omp parallel");
+    let inside_parallel = ancestors_have(nest, at, Loop::is_parallel_for);
     match step {
         Step::Interchange { order, .. } => {
             interchange(loop_at_mut(nest, at).expect("loop"), order, cx)?
@@ -330,10 +325,10 @@ fn apply_step(nest: &mut Loop, step: &Step, cx: &mut Ctx) -> Result<Option<Post>
             if !(2..=64).contains(factor) {
                 return Err(cx.na(format!("unroll factor {factor} (2..=64)")));
             }
-            if has_pragma(l, "omp") {
+            if l.has_openmp() {
                 return Err(cx.na(format!("loop '{}' carries an OpenMP directive", l.var)));
             }
-            l.pragmas = vec![format!("#pragma GCC unroll {factor}")];
+            l.directives = vec![Directive::GccUnroll { factor: *factor }];
         }
         Step::UnrollJam { factor, .. } => {
             unroll_jam(loop_at_mut(nest, at).expect("loop"), *factor, cx)?
@@ -440,11 +435,19 @@ mod tests {
             kind: LoopKind::Map,
             body: Vec::new(),
             pos: Default::default(),
-            pragmas: vec!["#pragma omp parallel for collapse(3) schedule(static)".into()],
+            directives: vec![Directive::OmpParallelFor {
+                collapse: Some(3),
+                schedule: Some(Schedule::Static),
+                chunk: None,
+                lastprivate: Vec::new(),
+            }],
         };
-        assert_eq!(collapse_of(&l), Some(3));
-        l.pragmas = vec!["#pragma omp simd".into()];
-        assert_eq!(collapse_of(&l), None);
+        assert_eq!(l.collapse(), Some(3));
+        l.directives = vec![Directive::OmpSimd {
+            simdlen: None,
+            lastprivate: Vec::new(),
+        }];
+        assert_eq!(l.collapse(), None);
     }
 
     #[test]
@@ -462,7 +465,7 @@ mod tests {
             kind: LoopKind::Loop,
             body: Vec::new(),
             pos: Default::default(),
-            pragmas: Vec::new(),
+            directives: Vec::new(),
         };
         let mut i = t.clone();
         i.var = "i".into();

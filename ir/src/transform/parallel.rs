@@ -20,15 +20,14 @@ pub(crate) fn parallelize(
     if inside_parallel
         || crate::program::loops(&l.body)
             .iter()
-            .any(|x| has_pragma(x, "omp parallel"))
+            .any(|x| x.is_parallel_for())
     {
         return Err(cx.na("nested parallel loops"));
     }
     // A loop directive must stand right before its `for`: one per loop.
-    if !l.pragmas.is_empty() {
+    if l.has_directives() {
         return Err(cx.na(format!("loop '{}' already carries a directive", l.var)));
     }
-    let mut p = String::from("#pragma omp parallel for");
     if let Some(n) = collapse {
         let n = n as usize;
         if n < 2 {
@@ -60,20 +59,13 @@ pub(crate) fn parallelize(
                 )));
             }
         }
-        p.push_str(&format!(" collapse({n})"));
     }
-    p.push_str(&format!(
-        " schedule({}{})",
-        match schedule {
-            Schedule::Static => "static",
-            Schedule::Dynamic => "dynamic",
-        },
-        chunk.map_or(String::new(), |c| format!(", {c}"))
-    ));
-    let privates = written_outside_decls(l);
-    if !privates.is_empty() {
-        p.push_str(&format!(" lastprivate({})", privates.join(", ")));
-    }
-    l.pragmas.push(p);
+    let lastprivate = written_outside_decls(l);
+    l.directives.push(Directive::OmpParallelFor {
+        collapse,
+        schedule: Some(schedule),
+        chunk,
+        lastprivate,
+    });
     Ok(())
 }

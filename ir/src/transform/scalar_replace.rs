@@ -10,7 +10,7 @@ pub(crate) fn scalar_replace(nest: &mut Loop, at: usize, cx: &mut Ctx) -> Result
         ));
     }
     let l = loop_at(nest, at).expect("loop").clone();
-    if has_pragma(&l, "omp") {
+    if l.has_openmp() {
         return Err(cx.na(format!("loop '{}' carries an OpenMP directive", l.var)));
     }
     let written = crate::deps::written_names(&l.body);

@@ -13,20 +13,18 @@ pub(crate) fn vectorize(l: &mut Loop, width: Option<u32>, cx: &Ctx) -> Result<()
             l.kind.verdict()
         )));
     }
-    if !l.pragmas.is_empty() {
+    if l.has_directives() {
         return Err(cx.na(format!("loop '{}' already carries a directive", l.var)));
     }
-    let mut p = String::from("#pragma omp simd");
     if let Some(w) = width {
         if !(2..=64).contains(&w) || !w.is_power_of_two() {
             return Err(cx.na(format!("simd width {w} (a power of two in 2..=64)")));
         }
-        p.push_str(&format!(" simdlen({w})"));
     }
-    let privates = written_outside_decls(l);
-    if !privates.is_empty() {
-        p.push_str(&format!(" lastprivate({})", privates.join(", ")));
-    }
-    l.pragmas.push(p);
+    let lastprivate = written_outside_decls(l);
+    l.directives.push(Directive::OmpSimd {
+        simdlen: width,
+        lastprivate,
+    });
     Ok(())
 }

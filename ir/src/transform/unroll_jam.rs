@@ -18,7 +18,7 @@ pub(crate) enum JamKind {
 pub(crate) fn jam_kind(n: &Node, v: &str, written: &BTreeSet<String>) -> JamKind {
     let free = |e: &Expr| !e.mentions(v) && !written.iter().any(|w| e.mentions(w));
     match n {
-        Node::Loop(x) if x.var != v && x.pragmas.is_empty() && free(&x.init) && free(&x.bound) => {
+        Node::Loop(x) if x.var != v && !x.has_directives() && free(&x.init) && free(&x.bound) => {
             JamKind::Loop
         }
         Node::Block(_) => JamKind::Block,

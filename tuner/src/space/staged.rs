@@ -161,7 +161,7 @@ fn unroll_jam(s: &mut Sampled, rng: &mut Rng) {
                 .iter()
                 .enumerate()
                 .filter(|(_, l)| {
-                    !ir::program::loops(&l.body).is_empty() && l.pragmas.is_empty() && l.step == 1
+                    !ir::program::loops(&l.body).is_empty() && !l.has_directives() && l.step == 1
                 })
                 .map(|(p, _)| p)
                 .collect();
@@ -201,7 +201,7 @@ fn innermost_steps(s: &mut Sampled, rng: &mut Rng) {
         if let Some(root) = s.root_loop() {
             let inner: Vec<usize> = innermost(&root)
                 .into_iter()
-                .filter(|(_, l)| l.pragmas.is_empty())
+                .filter(|(_, l)| !l.has_directives())
                 .map(|(p, _)| p)
                 .collect();
             if !inner.is_empty() {
