@@ -37,7 +37,7 @@ pub enum Bound {
 
 impl std::fmt::Display for BytesKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+        f.pad(match self {
             BytesKind::ModelledDram => "modelled DRAM",
             BytesKind::Compulsory => "compulsory",
         })
@@ -46,7 +46,7 @@ impl std::fmt::Display for BytesKind {
 
 impl std::fmt::Display for Bound {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+        f.pad(match self {
             Bound::Dram => "DRAM",
             Bound::FpPeak => "FP peak",
         })

@@ -23,7 +23,7 @@ pub enum Class {
 
 impl std::fmt::Display for Class {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+        f.pad(match self {
             Class::Improved => "improved",
             Class::Regressed => "regressed",
             Class::Unchanged => "unchanged",

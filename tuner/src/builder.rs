@@ -30,9 +30,13 @@ pub trait Builder: Sync {
 /// Builds a nest's cutout (the nest alone on its saved data) with a toolchain, cached
 /// by content under `dir`.
 pub struct CutoutBuilder<'a> {
+    /// The nest.
     pub target: Target<'a>,
+    /// The nest alone on its saved data.
     pub cutout: &'a Cutout,
+    /// The compiler and flags.
     pub toolchain: &'a Toolchain,
+    /// The build cache folder.
     pub dir: PathBuf,
 }
 

@@ -6,10 +6,13 @@ use serde::{Deserialize, Serialize};
 /// The machine, compiler, flags, `tune` version and OpenMP settings of a measurement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Environment {
+    /// The machine's host name.
     pub host: String,
+    /// The CPU model (from /proc/cpuinfo).
     pub cpu_model: String,
     /// Logical CPUs this process may use.
     pub cores: usize,
+    /// Operating system and kernel release.
     pub os: String,
     /// `$CC` as used.
     pub compiler: String,
@@ -17,6 +20,7 @@ pub struct Environment {
     pub compiler_version: String,
     /// Optimization flags in front of every program's own (`$CFLAGS`).
     pub flags: Vec<String>,
+    /// The version of tune that measured.
     pub tune_version: String,
     /// Every `OMP_*` variable of the environment (sorted), with `OMP_NUM_THREADS`
     /// always present (`unset` when it is not set).

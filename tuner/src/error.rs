@@ -33,14 +33,18 @@ pub enum Error {
     /// A file the user named could not be read.
     #[error("{path}: {source}")]
     Read {
+        /// The file.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
     /// A file of the tuner's could not be written.
     #[error("{path}: {source}")]
     Write {
+        /// The file.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
@@ -50,7 +54,9 @@ pub enum Error {
     /// The chosen recipes could not be applied again to write the tuned program.
     #[error("{what}: {source}")]
     Emit {
+        /// The step that failed.
         what: &'static str,
+        /// Why.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },

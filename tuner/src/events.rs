@@ -9,16 +9,35 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy)]
 pub enum Event<'a> {
     /// A batch starts: `done` of `total` programs were finished by an earlier run.
-    BatchStart { total: usize, done: usize },
+    BatchStart {
+        /// Programs in the batch.
+        total: usize,
+        /// Programs an earlier run finished.
+        done: usize,
+    },
     /// A program of a batch started.
-    Begin { program: &'a str },
+    Begin {
+        /// The program's name in the batch.
+        program: &'a str,
+    },
     /// A step of a program's tuning (`nest0: baseline`, `nest0: candidate 2/3`).
-    Step { program: &'a str, what: &'a str },
+    Step {
+        /// The program's name.
+        program: &'a str,
+        /// What it is doing.
+        what: &'a str,
+    },
     /// A program of a batch finished (its journal line is written).
-    End { outcome: &'a Outcome },
+    End {
+        /// How it ended.
+        outcome: &'a Outcome,
+    },
     /// A unit of a long workflow is done (a program of `db build`, a nest of `db
     /// eval` or `db transfer`): one line for the log.
-    Done { line: &'a str },
+    Done {
+        /// What was done, for the log.
+        line: &'a str,
+    },
 }
 
 /// Where events go.

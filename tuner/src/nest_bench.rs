@@ -18,18 +18,25 @@ use std::time::Duration;
 /// How variants are measured: toolchain, timer settings, time limit per run, cache.
 #[derive(Debug, Clone)]
 pub struct Measuring {
+    /// The compiler and flags.
     pub toolchain: Toolchain,
+    /// Warmup, repetitions and stopping rule of a measurement.
     pub measure: Measure,
     /// A run (warmup and every repetition) is killed after this long.
     pub timeout: Duration,
+    /// The cache folder (`.tunecache`).
     pub cache_root: PathBuf,
 }
 
 /// A nest's cutout on its saved data, ready to build and run variants.
 pub struct NestBench<'a> {
+    /// The program the nest belongs to.
     pub program: &'a ir::Program,
+    /// The nest.
     pub nest: &'a Nest,
+    /// The nest alone on its saved data.
     pub cutout: Cutout,
+    /// How its variants are measured.
     pub measuring: &'a Measuring,
     builds: PathBuf,
     scratch: PathBuf,

@@ -76,13 +76,19 @@ pub fn default_models_dir() -> PathBuf {
 pub struct Pipeline {
     /// Retrieve by static features only (no performance features).
     pub static_only: bool,
+    /// Distinct re-fitted recipes measured per nest.
     pub k: usize,
+    /// The tuning database.
     pub db: PathBuf,
+    /// The model checkpoint folder.
     pub model: PathBuf,
     /// How baseline and candidates are measured.
     pub measure: Measure,
+    /// A variant's run (warmup and repetitions) is killed after this long.
     pub timeout: Duration,
+    /// The cache folder (`.tunecache`).
     pub cache_root: PathBuf,
+    /// The compiler and flags.
     pub toolchain: Toolchain,
     /// Told each step of [`Pipeline::apply`] (for progress bars); silent by default.
     pub events: Option<Events>,
@@ -137,21 +143,25 @@ impl Pipeline {
         self
     }
 
+    /// Retrieves from the database at `path`.
     pub fn db(mut self, path: impl Into<PathBuf>) -> Pipeline {
         self.db = path.into();
         self
     }
 
+    /// Embeds with the checkpoint in `dir`.
     pub fn model(mut self, dir: impl Into<PathBuf>) -> Pipeline {
         self.model = dir.into();
         self
     }
 
+    /// Measures baseline and candidates as `m` says.
     pub fn measured_with(mut self, m: Measure) -> Pipeline {
         self.measure = m;
         self
     }
 
+    /// Keeps builds, saved data and reports under `dir`.
     pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Pipeline {
         self.cache_root = dir.into();
         self

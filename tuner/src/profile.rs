@@ -20,52 +20,78 @@ use std::time::Duration;
 const MODEL_LIMIT: u64 = 20_000_000;
 
 #[derive(Debug, Clone)]
+/// How to run the profiling pass.
 pub struct ProfileConfig {
+    /// The dry run (program, flags, cache).
     pub run: RunConfig,
+    /// Warmup, repetitions, counters of each nest's runs.
     pub measure: Measure,
     /// Per-run timeout of a cutout.
     pub timeout: Duration,
     /// Measure the machine (cached per host) and show the roofline.
     pub roofline: bool,
+    /// How the machine benchmark runs.
     pub machine: MachineOptions,
 }
 
 /// Modelled and static counts of one nest version.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VersionModel {
+    /// The saved version (invocation) of the nest.
     pub version: u64,
+    /// Floating-point operations of the version.
     pub flops: u64,
+    /// Bytes of every distinct element touched once.
     pub bytes_compulsory: u64,
+    /// Flops per compulsory byte.
     pub oi: f64,
     /// Modelled misses per cache level (name, misses) and DRAM bytes.
     pub misses: Vec<(String, u64)>,
+    /// Modelled DRAM traffic (bytes).
     pub dram_bytes: u64,
+    /// Counts and model are exact (not sampled).
     pub exact: bool,
+    /// What the cache model assumed.
     pub note: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+/// One nest's profile.
 pub struct NestProfile {
+    /// The nest (`nest0`, ...).
     pub nest: String,
+    /// Its region.
     pub region: usize,
+    /// Line of its root loop in the source.
     pub line: u32,
+    /// One run per saved version.
     pub runs: Vec<CutoutRun>,
+    /// Counts and cache model per version.
     pub models: Vec<VersionModel>,
     /// Why a model could not be computed, if it could not.
     pub model_error: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+/// What `tune profile` found.
 pub struct Profile {
+    /// The program's name.
     pub program: String,
+    /// Every nest.
     pub nests: Vec<NestProfile>,
+    /// The nests under the 1-thread roofs.
     pub roofline: Vec<RooflineRow>,
+    /// The roofs (absent with `--no-roofline`).
     pub roof: Option<Roof>,
+    /// The machine description.
     pub machine: Option<MachineInfo>,
+    /// Build and run history of the cutouts.
     pub history: Vec<BuildRecord>,
+    /// The trace report written (Chrome trace JSON).
     pub report: String,
     /// The tree table of the report, as printed.
     pub tree: String,
+    /// The harness's own phases, timed.
     pub phases: Vec<profiling::phases::PhaseRecord>,
 }
 

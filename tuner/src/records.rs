@@ -16,18 +16,27 @@ use std::path::Path;
 /// One measured variant of one nest, as the record log stores it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
+    /// The program's name.
     pub program: String,
+    /// The nest (`nest0`, ...).
     pub nest: String,
     /// Hash of the original nest function: records of a changed nest do not match.
     pub fingerprint: String,
+    /// The recipe measured (empty: the baseline).
     pub recipe: Recipe,
+    /// Verified, wrong, crashed, timed out or failed to build.
     pub verdict: Verdict,
     /// Median seconds (0 when the variant did not run).
     pub median_s: f64,
+    /// Raw samples (seconds).
     pub samples: Vec<f64>,
+    /// Host name of the machine.
     pub machine: String,
+    /// `$CC --version` of the build.
     pub compiler: String,
+    /// Who proposed the recipe.
     pub strategy: Proposer,
+    /// When it was measured (Unix time, ms).
     pub unix_ms: u128,
 }
 
@@ -57,9 +66,13 @@ pub fn open_log(path: &Path) -> Result<RecordLog> {
 /// A measurement as the tuning loop sees it: the recipe, its verdict and timings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
+    /// The recipe measured.
     pub recipe: Recipe,
+    /// Verified, wrong, crashed, timed out or failed to build.
     pub verdict: Verdict,
+    /// Raw samples (seconds).
     pub samples: Vec<f64>,
+    /// Statistics of the samples.
     pub stats: Stats,
 }
 
@@ -125,11 +138,17 @@ impl Records for MemoryRecords {
 
 /// One nest's view of a program's record log.
 pub struct NestRecords<'a> {
+    /// The program's record log.
     pub log: &'a mut RecordLog,
+    /// The program's name.
     pub program: String,
+    /// The nest.
     pub nest: String,
+    /// Hash of the untransformed nest's cutout.
     pub fingerprint: String,
+    /// Host name of the machine.
     pub machine: String,
+    /// `$CC --version` of the builds.
     pub compiler: String,
 }
 

@@ -10,8 +10,11 @@ use serde::{Deserialize, Serialize};
 /// Where a candidate recipe came from.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Neighbour {
+    /// The database entry's program.
     pub program: String,
+    /// The database entry's nest.
     pub nest: String,
+    /// Its distance from the nest in the ranker's space.
     pub distance: f32,
     /// The speedup the recipe reached on that nest.
     pub speedup_there: f64,
@@ -22,14 +25,19 @@ pub struct Neighbour {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CandidateVerdict {
     #[serde(rename = "verified")]
+    /// Ran, and every output matches its reference.
     Verified,
     #[serde(rename = "wrong result")]
+    /// Ran, but an output differs from its reference.
     WrongResult,
     #[serde(rename = "crashed")]
+    /// Exited abnormally.
     Crashed,
     #[serde(rename = "timed out")]
+    /// Killed after the timeout.
     TimedOut,
     #[serde(rename = "build failed")]
+    /// Its code did not compile.
     BuildFailed,
     /// Ran, but there was no reference output to verify against.
     #[serde(rename = "unverified")]
@@ -55,7 +63,7 @@ impl std::fmt::Display for CandidateVerdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The serialized name.
         let name = serde_json::to_value(self).expect("verdicts serialize");
-        f.write_str(name.as_str().unwrap_or_default())
+        f.pad(name.as_str().unwrap_or_default())
     }
 }
 
@@ -75,18 +83,23 @@ impl From<&Verdict> for CandidateVerdict {
 /// One transferred recipe on one nest.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Candidate {
+    /// The database entry the recipe came from.
     pub from: Neighbour,
     /// The recipe as re-fitted to this nest.
     pub recipe: Recipe,
     /// Steps of the source recipe that did not apply here, with why.
     pub dropped: Vec<String>,
+    /// What became of it.
     pub verdict: CandidateVerdict,
+    /// Warm-run statistics, when it was verified.
     pub stats: Option<Stats>,
     /// Median of its cold runs (seconds), measured when it beat the baseline warm and
     /// the nest's time in the program is short.
     #[serde(default)]
     pub first: Option<f64>,
+    /// Baseline median over its median (0 when not verified).
     pub speedup: f64,
+    /// It is the nest's chosen recipe.
     pub kept: bool,
     /// Why it was kept or not (what `--explain` prints).
     pub why: String,
@@ -95,16 +108,25 @@ pub struct Candidate {
 /// One nest's outcome.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NestReport {
+    /// The nest (`nest0`, ...).
     pub nest: String,
+    /// Line of its root loop in the source.
     pub line: u32,
+    /// The untransformed nest, warm.
     pub baseline: Stats,
+    /// The kept candidate, warm.
     pub tuned: Option<Stats>,
+    /// Baseline median over the tuned median.
     pub speedup: f64,
+    /// The kept recipe (empty: untransformed).
     pub chosen: Recipe,
+    /// Where the measured candidates came from.
     pub neighbours: Vec<Neighbour>,
+    /// Every entry met on the retrieval walk.
     pub candidates: Vec<Candidate>,
     /// Achieved / attainable (roofline, all threads), before and after.
     pub efficiency_before: Option<f64>,
+    /// Achieved / attainable after tuning.
     pub efficiency_after: Option<f64>,
     /// The baseline plus each distinct candidate measured.
     pub measured_variants: usize,
@@ -119,10 +141,15 @@ pub struct NestReport {
 /// Wall time of the tuning, by phase.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TimeSplit {
+    /// Dry run, features and machine description (seconds).
     pub profiling_s: f64,
+    /// Loading the model and embedding (seconds).
     pub embedding_s: f64,
+    /// Compiling variants (seconds).
     pub building_s: f64,
+    /// Running variants (seconds).
     pub measuring_s: f64,
+    /// Wall time of the whole tuning (seconds).
     pub total_s: f64,
 }
 
@@ -133,10 +160,13 @@ pub struct ProgramCheck {
     pub unit: TimeUnit,
     /// Medians over the runs.
     pub original_ms: f64,
+    /// Median of the tuned program (ms).
     pub tuned_ms: f64,
+    /// Original median over tuned median.
     pub speedup: f64,
     /// Two-sided Mann-Whitney U p-value of the two samples.
     pub p_value: f64,
+    /// Runs of each program.
     pub runs: usize,
     /// Both printed the same bytes (rounding may differ where the compiler fuses
     /// multiply-adds differently).
@@ -148,10 +178,15 @@ pub struct ProgramCheck {
 /// What `tune apply` did to a program.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ApplyReport {
+    /// The program's name.
     pub program: String,
+    /// Its source file.
     pub file: String,
+    /// Distinct re-fitted recipes measured per nest.
     pub k: usize,
+    /// Retrieval used static features only.
     pub static_only: bool,
+    /// Every nest.
     pub nests: Vec<NestReport>,
     /// The tuned program's source.
     #[serde(skip)]
@@ -161,7 +196,9 @@ pub struct ApplyReport {
     /// The whole-program check (absent when nothing was tuned or the check is off).
     #[serde(default)]
     pub check: Option<ProgramCheck>,
+    /// Where the tuning time went.
     pub time: TimeSplit,
+    /// The CPU model tuned on.
     pub machine: Option<String>,
 }
 
@@ -187,9 +224,13 @@ impl ApplyReport {
 /// Timing of one untransformed nest (`Pipeline::measure`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NestTiming {
+    /// The nest (`nest0`, ...).
     pub nest: String,
+    /// How its run ended.
     pub verdict: Verdict,
+    /// Statistics of the samples.
     pub stats: Stats,
+    /// Raw samples (seconds).
     pub samples: Vec<f64>,
 }
 
@@ -205,7 +246,7 @@ pub enum TimeUnit {
 
 impl std::fmt::Display for TimeUnit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+        f.pad(match self {
             TimeUnit::Region => "region",
             TimeUnit::Wall => "wall",
         })
@@ -215,11 +256,16 @@ impl std::fmt::Display for TimeUnit {
 /// How one program ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
+    /// The program's name in the batch.
     pub program: String,
+    /// Its cc-style arguments.
     pub args: Vec<String>,
+    /// Tuned or failed.
     pub status: Status,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Why it failed.
     pub error: Option<String>,
+    /// Nests of the program.
     pub nests: usize,
     /// Nests with a kept recipe.
     pub tuned_nests: usize,
@@ -227,11 +273,13 @@ pub struct Outcome {
     pub speedup: f64,
     /// Variants measured over all nests (baselines included).
     pub measured_variants: usize,
+    /// Wall time of its tuning (seconds).
     pub seconds: f64,
     /// Relative to the batch folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tuned_file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The JSON report, relative to the batch folder.
     pub report_file: Option<String>,
 }
 
@@ -239,13 +287,15 @@ pub struct Outcome {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
+    /// Tuned (its files are written).
     Tuned,
+    /// Failed (the error says why).
     Failed,
 }
 
 impl std::fmt::Display for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+        f.pad(match self {
             Status::Tuned => "tuned",
             Status::Failed => "failed",
         })

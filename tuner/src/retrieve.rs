@@ -35,10 +35,12 @@ pub struct Visited {
     pub recipe: Recipe,
     /// Source step index and why it did not carry over.
     pub dropped: Vec<(usize, String)>,
+    /// What became of the entry.
     pub outcome: Outcome,
 }
 
 impl Visited {
+    /// The entry became a candidate.
     pub fn is_pick(&self) -> bool {
         self.outcome == Outcome::Pick
     }

@@ -15,14 +15,21 @@ use std::time::Duration;
 /// Everything `tune run` needs.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
+    /// The program and its cc flags.
     pub args: CcArgs,
+    /// Tune this function's body instead of the `#pragma scop` regions.
     pub function: Option<String>,
+    /// The cache folder (`.tunecache`).
     pub cache_root: PathBuf,
     /// Versions saved per nest and region; 0 disables Save, negative saves all.
     pub save_versions: i64,
+    /// Add OpenMP to parallel loops and build with `-fopenmp`.
     pub openmp: bool,
+    /// Kill the program after this long.
     pub timeout: Option<Duration>,
+    /// Arguments for the program itself.
     pub program_args: Vec<String>,
+    /// The compiler and flags.
     pub toolchain: Toolchain,
     /// Keep the program's stdout/stderr instead of passing them through (profiling).
     pub capture: bool,
@@ -92,68 +99,142 @@ pub fn versions_within_budget(
 /// One loop and its verdict, in preorder.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoopSummary {
+    /// The loop's variable.
     pub var: String,
+    /// Depth in the region (0: outermost).
     pub depth: usize,
+    /// Line of its `for`.
     pub line: u32,
-    pub verdict: String,
+    /// Parallel, reduction or sequential.
+    pub verdict: LoopVerdict,
+}
+
+/// What dependence analysis found a loop to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoopVerdict {
+    /// No carried dependence (a map).
+    Parallel,
+    /// Carried dependences only between the parts of `x op= e` statements.
+    Reduction,
+    /// Anything else.
+    Sequential,
+}
+
+impl From<ir::program::LoopKind> for LoopVerdict {
+    fn from(k: ir::program::LoopKind) -> LoopVerdict {
+        match k {
+            ir::program::LoopKind::Map => LoopVerdict::Parallel,
+            ir::program::LoopKind::Reduction => LoopVerdict::Reduction,
+            ir::program::LoopKind::Loop => LoopVerdict::Sequential,
+        }
+    }
+}
+
+impl std::fmt::Display for LoopVerdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(match self {
+            LoopVerdict::Parallel => "parallel",
+            LoopVerdict::Reduction => "reduction",
+            LoopVerdict::Sequential => "sequential",
+        })
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+/// One nest of a dry run.
 pub struct NestSummary {
+    /// `nest0`, `nest1`, ...
     pub name: String,
+    /// Its region.
     pub region: usize,
+    /// Line of its root loop.
     pub line: u32,
+    /// How often the program ran it.
     pub invocations: u64,
+    /// Time over all its runs (seconds).
     pub total_s: f64,
+    /// Its shortest run (seconds).
     pub min_s: f64,
+    /// Its longest run (seconds).
     pub max_s: f64,
+    /// Its loops with their verdicts.
     pub loops: Vec<LoopSummary>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+/// One region of a dry run.
 pub struct RegionSummary {
+    /// Its index in the program.
     pub index: usize,
+    /// The function that holds it.
     pub function: String,
+    /// Line of `#pragma scop`.
     pub start_line: u32,
+    /// Line of `#pragma endscop`.
     pub end_line: u32,
+    /// How often the program ran it.
     pub invocations: u64,
+    /// Time over all its runs (seconds).
     pub total_s: f64,
     /// Every loop of the region with its verdict (nests and control loops).
     pub loops: Vec<LoopSummary>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+/// What a dry run saved.
 pub struct SaveSummary {
+    /// The data folder.
     pub dir: String,
+    /// Files written.
     pub files: usize,
+    /// Bytes written.
     pub bytes: u64,
+    /// Saving failed (the previous data was kept).
     pub failed: bool,
 }
 
 /// What `tune run` found and measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunSummary {
+    /// The program's name.
     pub program: String,
+    /// Its source file.
     pub file: String,
+    /// Its exit code.
     pub exit_code: i32,
+    /// How it ended.
     pub exit: Exit,
+    /// Wall time of the run (seconds).
     pub wall_s: f64,
+    /// Every region.
     pub regions: Vec<RegionSummary>,
+    /// Every nest.
     pub nests: Vec<NestSummary>,
+    /// What was saved.
     pub saved: Option<SaveSummary>,
+    /// Content key of the build.
     pub build_key: String,
+    /// The build came from the cache.
     pub build_cache_hit: bool,
+    /// Compile time (seconds; 0 from the cache).
     pub compile_s: f64,
 }
 
 /// The manifest written next to the saved data.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DataManifest {
+    /// The program's name.
     pub program: String,
+    /// Its source file.
     pub file: String,
+    /// The cc flags it was built with.
     pub cflags: Vec<String>,
+    /// How the files are named.
     pub layout: String,
+    /// Every nest, with its region and root loop.
     pub nests: Vec<Nest>,
+    /// Every file saved.
     pub files: Vec<SavedFile>,
 }
 
@@ -185,7 +266,7 @@ fn summary_of(l: &Loop, depth: usize) -> LoopSummary {
         var: l.var.clone(),
         depth,
         line: l.pos.line,
-        verdict: l.kind.verdict().to_string(),
+        verdict: l.kind.into(),
     }
 }
 
@@ -238,12 +319,17 @@ pub fn prepare(
 /// Everything a dry run produced, for the commands built on it.
 #[derive(Debug, Clone)]
 pub struct DryRun {
+    /// What the run reported.
     pub summary: RunSummary,
+    /// The parsed program and the preprocessed text.
     pub parsed: ir::Parsed,
+    /// Its nests.
     pub nests: Vec<Nest>,
+    /// Its cache folder.
     pub cache: ProgramCache,
     /// The program's output when `RunConfig::capture` was set.
     pub stdout: Vec<u8>,
+    /// The program's standard error when captured.
     pub stderr: Vec<u8>,
 }
 

@@ -16,6 +16,7 @@ pub trait Runner: Sync {
 
 /// Runs a nest's cutout executables in child processes on the first saved version.
 pub struct CutoutRunner<'a> {
+    /// The nest alone on its saved data.
     pub cutout: &'a Cutout,
     /// A run (warmup and repetitions) is killed after this long.
     pub timeout: Duration,

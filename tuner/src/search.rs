@@ -20,11 +20,15 @@ use std::time::{Duration, Instant};
 /// How to search.
 #[derive(Debug, Clone)]
 pub struct SearchConfig {
+    /// The dry run (program, flags, cache).
     pub run: RunConfig,
     /// Candidate measurements per nest (the baseline not counted), over all runs.
     pub budget: usize,
+    /// Which strategy proposes recipes.
     pub strategy: StrategyKind,
+    /// Seed of the strategy.
     pub seed: u64,
+    /// How candidates are measured.
     pub measuring: Measuring,
     /// Candidates compiled in parallel per batch.
     pub jobs: usize,
@@ -36,16 +40,23 @@ pub struct SearchConfig {
 /// The outcome for one nest.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NestResult {
+    /// The nest (`nest0`, ...).
     pub nest: String,
     /// Region index and root loop id of the nest in the untransformed program.
     pub region: usize,
+    /// Id of its root loop.
     pub root: usize,
+    /// Median of the untransformed nest (seconds).
     pub baseline_s: f64,
+    /// Median of the best verified recipe (seconds).
     pub best_s: f64,
+    /// Baseline over best.
     pub speedup: f64,
+    /// The best recipe (empty when none beat the baseline).
     pub best: Recipe,
     /// Candidates measured (all runs of the search), and how many of them verified.
     pub measured: usize,
+    /// Measured candidates that were verified.
     pub verified: usize,
     /// Candidates measured by this run.
     pub new: usize,
@@ -56,7 +67,9 @@ pub struct NestResult {
 /// What a search found, with the program it searched.
 #[derive(Debug, Clone)]
 pub struct Searched {
+    /// The program searched.
     pub program: Program,
+    /// One result per nest.
     pub results: Vec<NestResult>,
     /// The dry run's saved data (inputs and reference outputs of every nest).
     pub data_dir: PathBuf,

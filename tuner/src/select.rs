@@ -12,6 +12,7 @@ use profiling::measure::Stats;
 /// A variant's measured times: warm runs and, where measured, the median cold run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Timing {
+    /// Statistics of the warm runs.
     pub stats: Stats,
     /// Median of its cold runs (seconds).
     pub first: Option<f64>,

@@ -7,8 +7,11 @@ use ir::transform::{apply, Recipe};
 /// A nest of a program: its region and the id of its root loop.
 #[derive(Debug, Clone, Copy)]
 pub struct Target<'a> {
+    /// The program.
     pub program: &'a Program,
+    /// The region of the nest.
     pub region: usize,
+    /// The id of the nest's root loop.
     pub root: usize,
 }
 

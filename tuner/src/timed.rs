@@ -17,6 +17,7 @@ use std::time::Instant;
 pub struct Clock(Instant);
 
 impl Clock {
+    /// A clock started now.
     pub fn start() -> Clock {
         Clock(Instant::now())
     }
@@ -42,6 +43,7 @@ pub struct Timed<T> {
 }
 
 impl<T> Timed<T> {
+    /// `inner`, timed.
     pub fn new(inner: T) -> Timed<T> {
         Timed {
             inner,

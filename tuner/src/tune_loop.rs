@@ -44,18 +44,32 @@ impl Budget {
 #[derive(Debug, Clone)]
 pub enum Trial {
     /// The recipe does not apply legally (why).
-    Refused { recipe: Recipe, why: String },
+    Refused {
+        /// The recipe.
+        recipe: Recipe,
+        /// Why it does not apply.
+        why: String,
+    },
     /// Its code did not compile (the compiler's first error).
-    BuildFailed { recipe: Recipe, error: String },
+    BuildFailed {
+        /// The recipe.
+        recipe: Recipe,
+        /// The compiler's first error.
+        error: String,
+    },
     /// Built and measured.
     Ran {
+        /// The recipe.
         recipe: Recipe,
+        /// Its executable.
         exe: std::path::PathBuf,
+        /// Its measurement.
         run: Box<CutoutRun>,
     },
 }
 
 impl Trial {
+    /// The recipe of the trial.
     pub fn recipe(&self) -> &Recipe {
         match self {
             Trial::Refused { recipe, .. }

@@ -35,7 +35,7 @@ pub enum Variant {
 
 impl std::fmt::Display for Variant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+        f.pad(match self {
             Variant::Original => "original",
             Variant::Tuned => "tuned",
         })
@@ -47,10 +47,13 @@ impl std::fmt::Display for Variant {
 pub struct Benchmark {
     /// `program` or `program:tuned`.
     pub name: String,
+    /// The program the variant belongs to.
     pub program: String,
+    /// Original or tuned copy.
     pub variant: Variant,
     /// cc-style arguments, the timed source first.
     pub args: Vec<String>,
+    /// Built with `-fopenmp` (tuned copies may parallelize).
     pub openmp: bool,
 }
 
@@ -111,11 +114,13 @@ impl Benchmark {
 /// How to run a suite.
 #[derive(Debug, Clone)]
 pub struct BenchConfig {
+    /// The compiler and flags the benchmarks are built with.
     pub toolchain: Toolchain,
     /// Rounds not recorded.
     pub warmup: usize,
     /// Recorded rounds (samples per benchmark).
     pub runs: usize,
+    /// A run is killed after this long.
     pub timeout: Duration,
     /// Builds and scratch files.
     pub work: PathBuf,
@@ -124,13 +129,18 @@ pub struct BenchConfig {
 /// The samples of one benchmark.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Sampled {
+    /// `program` or `program:tuned`.
     pub name: String,
+    /// The program the variant belongs to.
     pub program: String,
+    /// Original or tuned copy.
     pub variant: Variant,
     /// Seconds per run: the sum of the timed regions, or the whole run's wall time
     /// when the program has no region (`unit` says which).
     pub samples: Vec<f64>,
+    /// What a sample measures.
     pub unit: TimeUnit,
+    /// Median of the samples (seconds).
     pub median: f64,
     /// blake3 of the program's standard output (the same for variants of a program
     /// that compute the same).
@@ -140,43 +150,64 @@ pub struct Sampled {
 /// A point of the roofline chart: one nest of one program variant.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RoofPoint {
+    /// The program of the nest.
     pub program: String,
+    /// Original or tuned copy.
     pub variant: Variant,
+    /// The nest (`nest0`, ...).
     pub nest: String,
+    /// Operational intensity (flop/byte).
     pub oi: f64,
+    /// Achieved GFLOP/s.
     pub gflops: f64,
 }
 
 /// The machine's roofs and the nests placed under them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Roofline {
+    /// Peak FLOP/s of the machine (GFLOP/s).
     pub peak_gflops: f64,
+    /// Memory bandwidth (GB/s).
     pub bandwidth_gbs: f64,
+    /// Where the roofs were measured.
     pub source: String,
+    /// The nests under the roofs.
     pub points: Vec<RoofPoint>,
 }
 
 /// One comparison against the baseline.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Change {
+    /// The benchmark compared.
     pub name: String,
+    /// Median of the baseline (seconds).
     pub base_median: f64,
+    /// Median of this run (seconds).
     pub new_median: f64,
+    /// New median over baseline median.
     pub ratio: f64,
+    /// 95% bootstrap interval of the ratio.
     pub ratio_ci: (f64, f64),
+    /// Two-sided Mann-Whitney U p-value.
     pub p_value: f64,
+    /// Improved, regressed or unchanged.
     pub class: Class,
 }
 
 /// A run compared with a saved baseline.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
+    /// Name of the baseline compared with.
     pub baseline: String,
+    /// What the baseline was measured on.
     pub baseline_environment: Environment,
     /// What differs between the baseline's environment and this run's.
     pub environment_differences: Vec<String>,
+    /// Significance level of the U test.
     pub alpha: f64,
+    /// Relative change taken as noise.
     pub noise: f64,
+    /// One comparison per benchmark in both runs.
     pub changes: Vec<Change>,
     /// In the baseline, not in this run.
     pub missing: Vec<String>,
@@ -194,14 +225,21 @@ impl Comparison {
 /// Everything a run of `tune bench` measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BenchReport {
+    /// The suite's manifests or folders, as given.
     pub suite: String,
+    /// What this run was measured on.
     pub environment: Environment,
+    /// Rounds run first and not recorded.
     pub warmup: usize,
+    /// Recorded rounds (samples per benchmark).
     pub runs: usize,
+    /// Every benchmark with its raw samples.
     pub benchmarks: Vec<Sampled>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The nests placed under the machine's roofs (with `--roofline` or HTML).
     pub roofline: Option<Roofline>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The comparison with a saved baseline (with `--baseline`).
     pub comparison: Option<Comparison>,
 }
 

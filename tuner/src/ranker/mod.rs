@@ -26,6 +26,7 @@ pub enum Query<'a> {
 
 /// Orders database entries for a query.
 pub trait Ranker {
+    /// Which ranker this is.
     fn kind(&self) -> RankerKind;
     /// The entries `usable` accepts, nearest first: (index, distance in the ranker's
     /// space; an order without a space reports embedding distances or 0).
@@ -71,7 +72,7 @@ impl RankerKind {
 
 impl std::fmt::Display for RankerKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        f.pad(self.name())
     }
 }
 

@@ -13,6 +13,7 @@ pub struct RandomRanker {
 }
 
 impl RandomRanker {
+    /// A random ranker seeded with `seed`, reporting distances in `space`.
     pub fn new(seed: u64, space: Vec<Vec<f32>>) -> RandomRanker {
         RandomRanker {
             rng: Rng::new(seed),

@@ -11,6 +11,7 @@ use ir::transform::{apply, Recipe, Schedule, Step};
 /// The tree space of recipes of at most `max_steps` steps.
 #[derive(Debug, Clone, Copy)]
 pub struct TreeSpace {
+    /// The longest recipe in the space.
     pub max_steps: usize,
 }
 

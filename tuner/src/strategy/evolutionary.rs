@@ -14,6 +14,7 @@ pub struct EvolutionaryStrategy {
 }
 
 impl EvolutionaryStrategy {
+    /// The strategy seeded with `seed`, keeping the `population` fastest recipes.
     pub fn new(seed: u64, population: usize) -> EvolutionaryStrategy {
         EvolutionaryStrategy {
             rng: Rng::new(seed),

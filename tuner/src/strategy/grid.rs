@@ -15,6 +15,7 @@ pub struct GridStrategy {
 }
 
 impl GridStrategy {
+    /// The recipes of at most `max_steps` steps, at most `limit` of them.
     pub fn new(max_steps: usize, limit: usize) -> GridStrategy {
         GridStrategy {
             space: TreeSpace { max_steps },

@@ -12,6 +12,7 @@ pub struct ListedStrategy {
 }
 
 impl ListedStrategy {
+    /// Proposes `recipes` in order, recorded as proposed by `proposer`.
     pub fn new(recipes: Vec<Recipe>, proposer: Proposer) -> ListedStrategy {
         ListedStrategy {
             recipes: recipes.into_iter(),

@@ -68,7 +68,7 @@ impl StrategyKind {
 
 impl fmt::Display for StrategyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.pad(self.name())
     }
 }
 
@@ -93,17 +93,20 @@ impl FromStr for StrategyKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub enum Proposer {
+    /// The untransformed nest.
     Baseline,
+    /// Transfer from the database.
     Transfer,
+    /// A search strategy.
     Search(StrategyKind),
 }
 
 impl fmt::Display for Proposer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Proposer::Baseline => f.write_str("baseline"),
-            Proposer::Transfer => f.write_str("transfer"),
-            Proposer::Search(k) => f.write_str(k.name()),
+            Proposer::Baseline => f.pad("baseline"),
+            Proposer::Transfer => f.pad("transfer"),
+            Proposer::Search(k) => f.pad(k.name()),
         }
     }
 }

@@ -12,6 +12,7 @@ pub struct RandomStrategy {
 }
 
 impl RandomStrategy {
+    /// The strategy seeded with `seed`.
     pub fn new(seed: u64) -> RandomStrategy {
         RandomStrategy {
             rng: Rng::new(seed),

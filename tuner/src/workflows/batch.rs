@@ -172,8 +172,11 @@ fn once_each(path: &Path, all: &[Outcome]) -> Result<()> {
 /// How to run a batch.
 #[derive(Debug, Clone)]
 pub struct BatchConfig {
+    /// How each program is tuned.
     pub pipeline: Pipeline,
+    /// Programs tuned at once.
     pub jobs: usize,
+    /// The batch folder.
     pub out: PathBuf,
     /// Continue the batch whose journal is in `out`.
     pub resume: bool,
@@ -182,13 +185,17 @@ pub struct BatchConfig {
 /// What a batch (or a merge) produced.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
+    /// What the batch ran on.
     pub environment: Environment,
     /// Every finished program, sorted by name.
     pub programs: Vec<Outcome>,
+    /// Programs tuned.
     pub tuned: usize,
+    /// Programs that failed.
     pub failed: usize,
     /// Geometric mean over tuned programs of their nest-speedup geomeans.
     pub speedup: f64,
+    /// Wall time (seconds).
     pub seconds: f64,
 }
 

@@ -30,13 +30,21 @@ const RECIPES_PER_ENTRY: usize = 5;
 /// How to build a database.
 #[derive(Debug, Clone)]
 pub struct BuildConfig {
+    /// Which programs of which suite.
     pub suite: SuiteSelection,
+    /// Candidates measured per nest.
     pub budget: usize,
+    /// Search time per nest.
     pub time_limit: Option<Duration>,
+    /// Which strategy proposes recipes.
     pub strategy: StrategyKind,
+    /// Seed of the strategy.
     pub seed: u64,
+    /// Candidates compiled in parallel.
     pub jobs: usize,
+    /// How candidates are measured.
     pub measuring: Measuring,
+    /// The database file (created or extended).
     pub out: PathBuf,
 }
 

@@ -22,6 +22,7 @@ use std::path::PathBuf;
 /// One retrieval method's outcome on one held-out nest.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MethodOutcome {
+    /// The entries picked: (program, nest, distance).
     pub neighbours: Vec<(String, String, f32)>,
     /// Speedups of the transferred recipes (0 = refused, failed or wrong).
     pub speedups: Vec<f64>,
@@ -32,9 +33,13 @@ pub struct MethodOutcome {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+/// One held-out nest.
 pub struct EvalRow {
+    /// Its program.
     pub program: String,
+    /// The nest.
     pub nest: String,
+    /// The best speedup known for it.
     pub best_known: f64,
     /// The nest's own best recipe (from its search) measured in this evaluation.
     #[serde(default)]
@@ -42,26 +47,39 @@ pub struct EvalRow {
     /// The speedup the database records for that recipe (another session's measurement).
     #[serde(default)]
     pub recorded: f64,
+    /// What each ranker reached.
     pub methods: BTreeMap<RankerKind, MethodOutcome>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+/// What `tune db eval` found.
 pub struct EvalReport {
+    /// Candidates per nest and ranker.
     pub k: usize,
+    /// One row per held-out nest.
     pub rows: Vec<EvalRow>,
     /// Ranker → share of held-out nests with a hit.
     pub hit_rate: BTreeMap<RankerKind, f64>,
+    /// Variants measured.
     pub measured: usize,
+    /// Wall time (seconds).
     pub seconds: f64,
 }
 
 #[derive(Debug, Clone)]
+/// How to evaluate.
 pub struct EvalConfig {
+    /// The database.
     pub db: PathBuf,
+    /// Which programs of which suite.
     pub suite: SuiteSelection,
+    /// Candidates per nest and ranker.
     pub k: usize,
+    /// Seed of training and of the random order.
     pub seed: u64,
+    /// How each fold's model is trained.
     pub train: models::TrainOptions,
+    /// How candidates are measured.
     pub measuring: Measuring,
 }
 

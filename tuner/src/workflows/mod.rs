@@ -19,6 +19,7 @@ use std::path::PathBuf;
 pub struct SuiteSelection {
     /// The suite manifest.
     pub suite: PathBuf,
+    /// The dataset size.
     pub preset: datasets::Preset,
     /// Only these programs (all when empty).
     pub programs: Vec<String>,

@@ -14,15 +14,20 @@ use embeddings::db::{Database, Transfer};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone)]
+/// How to fill the transfer rows.
 pub struct TransferConfig {
+    /// The database.
     pub db: PathBuf,
+    /// Which programs of which suite.
     pub suite: SuiteSelection,
     /// Measure again rows that are already complete.
     pub again: bool,
+    /// How recipes are measured.
     pub measuring: Measuring,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What `tune db transfer` did.
 pub struct TransferStats {
     /// Nests whose rows were measured.
     pub nests: usize,
