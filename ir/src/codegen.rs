@@ -385,8 +385,27 @@ pub fn nest_function_with(
             .to_string(),
         )
     };
+    // A user's directive may name loop variables in its clauses (`private(j, k)`):
+    // those declared outside their loops in the source are declared here, once, and
+    // the loops print as the source wrote them.
+    let user_directives = std::iter::once(root)
+        .chain(crate::program::loops(&root.body))
+        .any(|l| {
+            l.directives
+                .iter()
+                .any(|d| matches!(d, crate::program::Directive::Other { .. }))
+        });
+    if user_directives {
+        let mut declared: Vec<&str> = Vec::new();
+        for l in std::iter::once(root).chain(crate::program::loops(&root.body)) {
+            if !l.declares_var && !declared.contains(&l.var.as_str()) {
+                declared.push(&l.var);
+                let _ = writeln!(out, "  {} {};", l.var_dtype.c_name(), l.var);
+            }
+        }
+    }
     let popts = PrintOptions {
-        declare_loop_vars: true,
+        declare_loop_vars: !user_directives,
         loop_prefix: &omp,
         annotate: false,
     };

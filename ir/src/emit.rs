@@ -21,10 +21,15 @@ pub enum EmitError {
     },
 }
 
-/// The source `text` of `program.file` with every region replaced by the region as it
-/// is in `program` (transformed or not). `#pragma scop` regions keep their markers, so
+/// The source `text` of `program.file` with the regions listed in `changed` replaced by
+/// the region as it is in `program`; every other region stays byte for byte as the user
+/// wrote it (comments, macros, spacing). `#pragma scop` regions keep their markers, so
 /// the tuned file can be tuned again; `--function` regions get a new function body.
-pub fn tuned_source(text: &str, program: &Program) -> Result<String, EmitError> {
+pub fn tuned_source(
+    text: &str,
+    program: &Program,
+    changed: &std::collections::BTreeSet<usize>,
+) -> Result<String, EmitError> {
     let lines = line_starts(text);
     let offset = |line: u32, col: u32| -> Option<usize> {
         let start = *lines.get(line.checked_sub(1)? as usize)?;
@@ -38,7 +43,11 @@ pub fn tuned_source(text: &str, program: &Program) -> Result<String, EmitError> 
     };
     // (start, end, replacement), applied back to front.
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
-    for r in &program.regions {
+    for r in program
+        .regions
+        .iter()
+        .filter(|r| changed.contains(&r.index))
+    {
         let s = offset(r.start.line, 1).ok_or_else(|| not_found(r))?;
         let e = offset(r.end.line, 1).ok_or_else(|| not_found(r))?;
         let first = &text[s..line_end(s)];
@@ -86,7 +95,12 @@ pub fn apply_recipes(
     let mut order: Vec<&(usize, usize, Recipe)> = nests.iter().collect();
     order.sort_by_key(|(region, root, _)| std::cmp::Reverse((*region, *root)));
     let mut prog = program.clone();
-    let mut openmp = false;
+    // The user's own OpenMP directives need -fopenmp as much as the recipes' do.
+    let mut openmp = program.regions.iter().any(|r| {
+        crate::program::loops(&r.body)
+            .iter()
+            .any(|l| l.has_openmp())
+    });
     for (region, root, recipe) in order {
         if recipe.steps.is_empty() {
             continue;

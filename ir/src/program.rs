@@ -200,6 +200,12 @@ impl Loop {
         self.directives.iter().any(Directive::is_openmp)
     }
 
+    /// Whether the loop or a loop inside it carries an OpenMP directive (it is built
+    /// with `-fopenmp`).
+    pub fn nest_has_openmp(&self) -> bool {
+        self.has_openmp() || loops(&self.body).iter().any(|l| l.has_openmp())
+    }
+
     /// The `n` of the loop's `collapse(n)` clause.
     pub fn collapse(&self) -> Option<u32> {
         self.directives.iter().find_map(|d| match d {
@@ -257,9 +263,34 @@ pub enum Directive {
 }
 
 impl Directive {
-    /// `#pragma omp parallel for ...`
+    /// The directive a user's pragma line states (`#pragma ...`, spaces normalized):
+    /// the forms tune itself writes are read back as such; every other pragma (the
+    /// user's `private`, `reduction`, `default(none)`, `omp for` clauses...) is kept
+    /// as written.
+    pub fn parse(line: &str) -> Directive {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let other = || Directive::Other {
+            text: words.join(" "),
+        };
+        match words.as_slice() {
+            ["#pragma", "GCC", "unroll", n] => n
+                .parse()
+                .map(|factor| Directive::GccUnroll { factor })
+                .unwrap_or_else(|_| other()),
+            _ => other(),
+        }
+    }
+
+    /// `#pragma omp parallel for ...`: the tune's own, or the user's.
     pub fn is_parallel_for(&self) -> bool {
-        matches!(self, Directive::OmpParallelFor { .. })
+        match self {
+            Directive::OmpParallelFor { .. } => true,
+            Directive::Other { text } => {
+                let w: Vec<&str> = text.split_whitespace().take(4).collect();
+                w.get(1..4) == Some(&["omp", "parallel", "for"][..])
+            }
+            _ => false,
+        }
     }
 
     /// Any OpenMP directive.

@@ -172,6 +172,40 @@ fn parse_line_marker(raw: &str) -> Option<(u32, String)> {
 
 /// Finds `#pragma NAME` lines (as the preprocessor passes them through); returns the
 /// offset of each such line's start.
+/// Every `#pragma` line of `text` within `range` other than `scop`/`endscop`:
+/// (offset of the line, the line trimmed, with its whitespace runs made single spaces).
+pub fn other_pragmas(text: &str, range: std::ops::Range<usize>) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for raw in text.split_inclusive('\n') {
+        if offset >= range.end {
+            break;
+        }
+        if offset >= range.start {
+            if let Some(p) = pragma_text(raw) {
+                let name = p.split_whitespace().nth(1);
+                if name != Some("scop") && name != Some("endscop") {
+                    out.push((offset, p));
+                }
+            }
+        }
+        offset += raw.len();
+    }
+    out
+}
+
+/// The line as a pragma (`#pragma omp parallel for`, spaces normalized), or None.
+pub fn pragma_text(line: &str) -> Option<String> {
+    let t = line.trim();
+    let rest = t.strip_prefix('#')?.trim_start();
+    let rest = rest.strip_prefix("pragma")?;
+    if !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    Some(format!("#pragma {}", words.join(" ")))
+}
+
 pub fn pragma_lines(text: &str, name: &str) -> Vec<usize> {
     let mut out = Vec::new();
     let mut offset = 0;

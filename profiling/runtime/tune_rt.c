@@ -254,7 +254,7 @@ fail:
  * A generated cutout program calls, in order:
  *   tune_co_init(argc, argv)            options as key=value arguments (see below)
  *   tune_co_load(name, descr, size, &p) every input: arrays and scalars of the nest
- *   a = aligned_alloc(64, tune_co_bytes(name)); tune_co_place(name, a)
+ *   a = tune_co_alloc(tune_co_bytes(name)); tune_co_place(name, a)
  *                                       every array: its own block from the allocator
  *   while (tune_co_next()) { ...reset written scalars...; tune_co_start(); NEST(...); tune_co_stop(); }
  *   tune_co_output(name, descr, size, p, ndim) for every output
@@ -492,6 +492,15 @@ unsigned long tune_co_bytes(const char *name)
 {
   size_t n = tune_co_buf_named(name)->bytes;
   return n ? (n + 63) / 64 * 64 : 64;
+}
+
+/* A 64-byte aligned block from the allocator. Called from the generated main (declared
+ * there with the malloc attribute, so the compiler still knows the blocks apart) rather
+ * than aligned_alloc itself, which <stdlib.h> does not declare under the user's
+ * -std=c89/c99: undeclared, it would return an int and truncate the pointer. */
+void *tune_co_alloc(unsigned long bytes)
+{
+  return aligned_alloc(64, bytes);
 }
 
 /* The cutout's own block for a loaded input (from the allocator in the generated main,

@@ -193,13 +193,21 @@ impl Cutout {
         }
     }
 
+    /// Whether the untransformed nest carries OpenMP directives of the user's.
+    fn user_openmp(&self) -> bool {
+        self.program
+            .find_loop(self.nest.region, self.nest.root)
+            .is_some_and(|l| l.nest_has_openmp())
+    }
+
     /// The nest as the program has it.
     pub fn original(&self) -> Variant {
         let region = &self.program.regions[self.nest.region];
         Variant {
             name: "original".into(),
             source: nest_function(&self.program, region, &self.nest, CodegenOptions::default()),
-            openmp: false,
+            // The user's own OpenMP directives run as in their build.
+            openmp: self.user_openmp(),
         }
     }
 
@@ -213,7 +221,7 @@ impl Cutout {
                 &t.root,
                 CodegenOptions::default(),
             ),
-            openmp: t.openmp,
+            openmp: t.openmp || t.root.nest_has_openmp(),
         }
     }
 
@@ -234,6 +242,7 @@ impl Cutout {
              extern void tune_co_init(int argc, char **argv);\n\
              extern void tune_co_load(const char *name, const char *descr, unsigned long elem_size, void **out);\n\
              extern unsigned long tune_co_bytes(const char *name);\n\
+             extern void *tune_co_alloc(unsigned long bytes) __attribute__((malloc));\n\
              extern void tune_co_place(const char *name, void *block);\n\
              extern int tune_co_next(void);\n\
              extern void tune_co_start(void);\n\
@@ -271,7 +280,7 @@ impl Cutout {
             let _ = writeln!(
                 s,
                 "  void *{a};\n  tune_co_load({name}, \"{descr}\", {size}, &tune_tmp);\n  \
-                 {a} = aligned_alloc(64, tune_co_bytes({name}));\n  tune_co_place({name}, {a});"
+                 {a} = tune_co_alloc(tune_co_bytes({name}));\n  tune_co_place({name}, {a});"
             );
         }
         let mut reset = String::new();

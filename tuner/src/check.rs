@@ -1,6 +1,9 @@
 //! The whole-program check of `tune apply`: the original and the tuned program, each
 //! scop region under a timer, run in rotation; a tuned program slower beyond the noise
-//! (Mann-Whitney p < 0.05 and a slower median) is given up.
+//! (Mann-Whitney p < 0.05 and a slower median) is given up. Like for like: both are
+//! built by the same compiler with the same flags and OpenMP on (a user's
+//! `#pragma omp` means their build has `-fopenmp`, and the tuned file is built with it),
+//! and run with the same threads.
 
 use crate::bench::{run_suite, BenchConfig, Benchmark};
 use crate::report::ProgramCheck;
@@ -35,9 +38,19 @@ pub fn program_check(
         .cloned()
         .collect();
     let benches = [
-        Benchmark::original(&args.main, original.clone()),
+        Benchmark {
+            openmp: true,
+            ..Benchmark::original(&args.main, original.clone())
+        },
         Benchmark::tuned(&args.main, &tuned_file, &original),
     ];
+    let command = |b: &Benchmark| {
+        let mut words = vec![toolchain.cc.clone()];
+        words.extend(toolchain.base_flags.iter().cloned());
+        words.push("-fopenmp".into());
+        words.extend(b.args.iter().cloned());
+        words.join(" ")
+    };
     let cfg = BenchConfig {
         toolchain: toolchain.clone(),
         warmup: 1,
@@ -58,5 +71,7 @@ pub fn program_check(
         runs: r.runs,
         same_output: o.output_hash == t.output_hash,
         reverted,
+        original_command: command(&benches[0]),
+        tuned_command: command(&benches[1]),
     })
 }

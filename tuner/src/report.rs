@@ -173,6 +173,12 @@ pub struct ProgramCheck {
     pub same_output: bool,
     /// The tuned program was slower beyond the noise: the original is kept.
     pub reverted: bool,
+    /// How the original was built for the check.
+    #[serde(default)]
+    pub original_command: String,
+    /// How the tuned program was built for the check.
+    #[serde(default)]
+    pub tuned_command: String,
 }
 
 /// What `tune apply` did to a program.

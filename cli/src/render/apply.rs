@@ -87,6 +87,10 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
                 ""
             }
         );
+        if explain {
+            let _ = writeln!(out, "    original built as: {}", c.original_command);
+            let _ = writeln!(out, "    tuned built as:    {}", c.tuned_command);
+        }
     }
     let t = &r.time;
     let _ = writeln!(

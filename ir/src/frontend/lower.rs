@@ -3,6 +3,8 @@
 use super::*;
 
 pub(super) struct Lowerer<'a> {
+    /// Offsets of the pragma lines attached to a loop.
+    pub(super) used_pragmas: std::collections::BTreeSet<usize>,
     pub(super) pp: &'a Preprocessed,
     pub(super) external: HashMap<String, Sym>,
     pub(super) scopes: Vec<HashMap<String, Sym>>,
@@ -250,6 +252,7 @@ impl<'a> Lowerer<'a> {
     }
 
     pub(super) fn for_loop(&mut self, f: &lang_c::ast::ForStatement, span: Span) -> Result<Loop> {
+        let directives = self.directives_before(span.start);
         let pos = self.pos(span);
         let id = self.next_loop;
         self.next_loop += 1;
@@ -400,8 +403,40 @@ impl<'a> Lowerer<'a> {
             kind: LoopKind::Loop,
             body,
             pos,
-            directives: Vec::new(),
+            directives,
         })
+    }
+
+    /// The pragma lines right above the statement at `offset` (blank lines and line
+    /// markers between them allowed), as directives in source order; each is marked
+    /// as used.
+    pub(super) fn directives_before(&mut self, offset: usize) -> Vec<Directive> {
+        let text = &self.pp.text;
+        let mut at = self.pp.line_start(offset);
+        let mut found = Vec::new();
+        while at > 0 {
+            let prev = self.pp.line_start(at - 1);
+            let line = &text[prev..at];
+            let t = line.trim();
+            if let Some(p) = crate::source::pragma_text(line) {
+                let name = p.split_whitespace().nth(1);
+                if name == Some("scop") || name == Some("endscop") {
+                    break;
+                }
+                found.push((prev, p));
+            } else if !(t.is_empty() || (t.starts_with("# ") && !t.starts_with("# pragma"))) {
+                break;
+            }
+            at = prev;
+        }
+        found.reverse();
+        found
+            .into_iter()
+            .map(|(o, p)| {
+                self.used_pragmas.insert(o);
+                Directive::parse(&p)
+            })
+            .collect()
     }
 
     pub(super) fn loop_step(&mut self, e: &CNode<Expression>, var: &str) -> Result<i64> {

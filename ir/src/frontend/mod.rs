@@ -7,8 +7,8 @@
 use crate::error::{Error, Location, Result};
 use crate::program::const_value;
 use crate::program::{
-    walk_nodes, Array, Assign, AssignOp, BinOp, DType, Decl, Expr, If, Loop, LoopCmp, LoopKind,
-    Node, Pos, Program, Region, Scalar, ScalarOrigin, UnOp,
+    walk_nodes, Array, Assign, AssignOp, BinOp, DType, Decl, Directive, Expr, If, Loop, LoopCmp,
+    LoopKind, Node, Pos, Program, Region, Scalar, ScalarOrigin, UnOp,
 };
 use crate::source::{pragma_lines, preprocess, Preprocessed};
 use lang_c::ast::{
@@ -212,6 +212,7 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
         scalars: BTreeMap::new(),
         next_loop: 0,
         next_stmt: 0,
+        used_pragmas: Default::default(),
     };
     let mut regions = Vec::new();
     let mut texts = Vec::new();
@@ -244,6 +245,16 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
             body.extend(lower.block_item(item)?);
         }
         lower.scopes.pop();
+        // A directive is the user's: one that no loop carries would be lost.
+        if let Some((o, p)) = crate::source::other_pragmas(&pp.text, r.start + 1..r.end)
+            .into_iter()
+            .find(|(o, _)| !lower.used_pragmas.contains(o))
+        {
+            return Err(Error::Unsupported {
+                at: pp.location(o + (pp.text[o..].len() - pp.text[o..].trim_start().len())),
+                what: format!("'{p}' that does not stand right before a for loop"),
+            });
+        }
         let start = pp.location(r.start);
         let end = pp.location(r.end);
         regions.push(Region {
