@@ -53,3 +53,45 @@ fn a_c99_program_is_tuned_under_its_own_flags_and_untouched_code_stays_as_writte
     assert_eq!((want.code, got.code), (0, 0));
     assert_eq!(got.stdout, want.stdout);
 }
+
+#[test]
+fn the_users_openmp_directive_is_kept_and_the_tuned_program_computes_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = workspace().join("tests/fixtures/user-style/omp_product.c");
+    std::fs::copy(&src, d.join("omp_product.c")).unwrap();
+    let out = tune(
+        &strings(&["apply", "omp_product.c", "-fopenmp", "--repetitions", "5"]),
+        d,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr_text());
+    let original = std::fs::read_to_string(d.join("omp_product.c")).unwrap();
+    let tuned = std::fs::read_to_string(d.join("omp_product.tuned.c")).unwrap();
+    // Kept where it was, as the user wrote it, whatever the recipes did.
+    let directive = "#pragma omp parallel for private(j, k)\n  for (";
+    assert!(tuned.contains(directive), "{tuned}");
+    assert!(tuned == original || tuned.contains("#pragma scop"), "{tuned}");
+    let flags = ["-fopenmp", "-ffp-contract=off"];
+    let want = cc_run(&strings(&["omp_product.c"]), &flags, d);
+    let got = cc_run(&strings(&["omp_product.tuned.c"]), &flags, d);
+    assert_eq!((want.code, got.code), (0, 0));
+    assert_eq!(got.stdout, want.stdout);
+}
+
+#[test]
+fn a_directive_before_anything_but_a_loop_is_refused_with_its_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("stray.c"),
+        "double x[8];\nint main(void) {\n#pragma scop\n#pragma omp barrier\n  x[0] = 1.0;\n  for (int i = 1; i < 8; i++)\n    x[i] = x[i - 1] * 2.0;\n#pragma endscop\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let out = tune(&strings(&["run", "stray.c"]), d);
+    assert_eq!(out.code, 2);
+    let err = out.stderr_text();
+    assert!(
+        err.contains("stray.c:4:1: unsupported '#pragma omp barrier' that does not stand right before a for loop"),
+        "{err}"
+    );
+}
