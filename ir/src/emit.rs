@@ -21,15 +21,123 @@ pub enum EmitError {
     },
 }
 
-/// The source `text` of `program.file` with the regions listed in `changed` replaced by
-/// the region as it is in `program`; every other region stays byte for byte as the user
-/// wrote it (comments, macros, spacing). `#pragma scop` regions keep their markers, so
-/// the tuned file can be tuned again; `--function` regions get a new function body.
+/// The source `text` of `original.file` with the nests listed in `changed` (region,
+/// root loop id in `original`) replaced by those nests as they are in `program` (the
+/// transformed program); everything else stays byte for byte as the user wrote it
+/// (comments, macros, spacing, other nests). A nest is replaced from its first
+/// directive line to the line its loop ends on; where that text shares a line with
+/// other code, its whole region is printed instead (`#pragma scop` regions keep their
+/// markers, so the tuned file can be tuned again; `--function` regions get a new
+/// function body).
 pub fn tuned_source(
     text: &str,
     program: &Program,
-    changed: &std::collections::BTreeSet<usize>,
+    original: &Program,
+    changed: &[(usize, usize)],
 ) -> Result<String, EmitError> {
+    let lines = line_starts(text);
+    let nest_edits: Vec<(usize, Option<(usize, usize, String)>)> = changed
+        .iter()
+        .map(|&(region, root)| {
+            let e = nest_edit(text, &lines, program, original, region, root);
+            (region, e)
+        })
+        .collect();
+    // A region with a nest that cannot be replaced alone is printed whole.
+    let whole: std::collections::BTreeSet<usize> = nest_edits
+        .iter()
+        .filter(|(_, e)| e.is_none())
+        .map(|(region, _)| *region)
+        .collect();
+    let mut edits: Vec<(usize, usize, String)> = nest_edits
+        .into_iter()
+        .filter(|(region, _)| !whole.contains(region))
+        .filter_map(|(_, e)| e)
+        .collect();
+    edits.extend(region_edits(text, program, &whole)?);
+    Ok(apply_edits(text, edits))
+}
+
+/// The edit that replaces one nest's text by the nest as `program` has it, or None
+/// when its text shares a line with other code.
+fn nest_edit(
+    text: &str,
+    lines: &[usize],
+    program: &Program,
+    original: &Program,
+    region: usize,
+    root: usize,
+) -> Option<(usize, usize, String)> {
+    let body = &original.regions.get(region)?.body;
+    let old = crate::program::find_loop(body, root)?;
+    let path = crate::transform::rewrite::path_to_loop(body, root)?;
+    let mut new_body = program.regions.get(region)?.body.clone();
+    let mut new = crate::transform::rewrite::loop_at_path_mut(&mut new_body, &path).clone();
+    let line = |n: u32| lines.get(n.checked_sub(1)? as usize).copied();
+    let for_line = line(old.pos.line)?;
+    let after = line(old.end.line + 1).unwrap_or(text.len());
+    let end = (line(old.end.line)? + old.end.col as usize).min(after);
+    let before_for =
+        &text[for_line..(for_line + old.pos.col.saturating_sub(1) as usize).min(after)];
+    // The positions must lead to this loop's text in this file (not a macro's).
+    let for_at = for_line + before_for.len();
+    if !before_for.trim().is_empty()
+        || !text[end..after].trim().is_empty()
+        || !text[for_at..].starts_with("for")
+        || !text[..end].ends_with(['}', ';'])
+    {
+        return None;
+    }
+    // The loop's directives stand on the lines right above it.
+    let mut start = for_line;
+    for _ in 0..old.directives.len() {
+        let prev = text[..start.saturating_sub(1)]
+            .rfind('\n')
+            .map_or(0, |k| k + 1);
+        if crate::source::pragma_text(&text[prev..start]).is_none() {
+            return None;
+        }
+        start = prev;
+    }
+    let indent: String = before_for.to_string();
+    if new.is_parallel_for() {
+        new.declares_var = true;
+        for_each_loop_mut(&mut new.body, &mut |inner| inner.declares_var = true);
+    }
+    let mut raw = String::new();
+    print::node(
+        &crate::program::Node::Loop(new),
+        &PrintOptions::default(),
+        0,
+        &mut raw,
+    );
+    let mut out = String::new();
+    for l in raw.lines() {
+        if !l.starts_with('#') {
+            out.push_str(&indent);
+        }
+        out.push_str(l);
+        out.push('\n');
+    }
+    Some((start, after, out))
+}
+
+/// `text` with non-overlapping edits (start, end, replacement) applied.
+fn apply_edits(text: &str, mut edits: Vec<(usize, usize, String)>) -> String {
+    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let mut out = text.to_string();
+    for (s, e, with) in edits {
+        out.replace_range(s..e, &with);
+    }
+    out
+}
+
+/// The edits that print the regions listed in `changed` anew from `program`.
+fn region_edits(
+    text: &str,
+    program: &Program,
+    changed: &std::collections::BTreeSet<usize>,
+) -> Result<Vec<(usize, usize, String)>, EmitError> {
     let lines = line_starts(text);
     let offset = |line: u32, col: u32| -> Option<usize> {
         let start = *lines.get(line.checked_sub(1)? as usize)?;
@@ -77,12 +185,7 @@ pub fn tuned_source(
             edits.push((open + 1, close, out));
         }
     }
-    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
-    let mut out = text.to_string();
-    for (s, e, with) in edits {
-        out.replace_range(s..e, &with);
-    }
-    Ok(out)
+    Ok(edits)
 }
 
 /// Applies one recipe per nest (`(region, root loop id, recipe)`) to `program`. Nests

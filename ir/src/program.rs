@@ -179,6 +179,10 @@ pub struct Loop {
     pub kind: LoopKind,
     pub body: Vec<Node>,
     pub pos: Pos,
+    /// Where the loop statement ends in the source (its last character): with `pos`,
+    /// the text a tuned file replaces when a recipe changed the loop.
+    #[serde(default)]
+    pub end: Pos,
     /// Directives printed before the loop (`#pragma omp parallel for`, `#pragma GCC unroll 4`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub directives: Vec<Directive>,

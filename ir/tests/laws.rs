@@ -35,6 +35,7 @@ fn normalized(body: &[Node]) -> Vec<Node> {
             match n {
                 Node::Loop(l) => {
                     l.pos = Pos::default();
+                    l.end = Pos::default();
                     strip(&mut l.body);
                 }
                 Node::If(i) => {

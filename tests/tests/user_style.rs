@@ -34,8 +34,10 @@ fn a_c99_program_is_tuned_under_its_own_flags_and_untouched_code_stays_as_writte
         .any(|n| !n["chosen"]["steps"].as_array().unwrap().is_empty());
     let original = std::fs::read_to_string(d.join("smooth_c99.c")).unwrap();
     let tuned = std::fs::read_to_string(d.join("smooth_c99.tuned.c")).unwrap();
+    // The comment before the nest is the user's in any case.
+    assert!(tuned.contains("#pragma scop\n  /* Four neighbours, equally weighted. */\n"));
     if kept {
-        // Only the region changed: everything around it is the user's text.
+        // Only the nest changed: everything around it is the user's text.
         let before = original.split("#pragma scop").next().unwrap();
         let after = original.split("#pragma endscop").nth(1).unwrap();
         assert!(
@@ -61,16 +63,42 @@ fn the_users_openmp_directive_is_kept_and_the_tuned_program_computes_the_same() 
     let src = workspace().join("tests/fixtures/user-style/omp_product.c");
     std::fs::copy(&src, d.join("omp_product.c")).unwrap();
     let out = tune(
-        &strings(&["apply", "omp_product.c", "-fopenmp", "--repetitions", "5"]),
+        &strings(&[
+            "apply",
+            "omp_product.c",
+            "-fopenmp",
+            "--repetitions",
+            "5",
+            "--report",
+            "r.json",
+        ]),
         d,
     );
     assert_eq!(out.code, 0, "{}", out.stderr_text());
     let original = std::fs::read_to_string(d.join("omp_product.c")).unwrap();
     let tuned = std::fs::read_to_string(d.join("omp_product.tuned.c")).unwrap();
-    // Kept where it was, as the user wrote it, whatever the recipes did.
+    // Kept where it was, as the user wrote it, whatever the recipes did; so is the
+    // comment between the nests.
     let directive = "#pragma omp parallel for private(j, k)\n  for (";
     assert!(tuned.contains(directive), "{tuned}");
-    assert!(tuned == original || tuned.contains("#pragma scop"), "{tuned}");
+    assert!(tuned.contains("  /* The user's own parallel loop: tune must keep it. */\n"));
+    // A nest that no recipe changed is the user's text, macros included.
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let unchanged = |n: usize| {
+        r["nests"][n]["chosen"]["steps"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    };
+    let nest1 =
+        "  for (i = 0; i < N; i++)\n    for (j = 0; j < N; j++)\n      a[i][j] = c[i][j] * 0.5;\n";
+    if unchanged(1) {
+        assert!(tuned.contains(nest1), "{tuned}");
+    }
+    if unchanged(0) && unchanged(1) {
+        assert_eq!(tuned, original);
+    }
     let flags = ["-fopenmp", "-ffp-contract=off"];
     let want = cc_run(&strings(&["omp_product.c"]), &flags, d);
     let got = cc_run(&strings(&["omp_product.tuned.c"]), &flags, d);

@@ -403,6 +403,13 @@ impl<'a> Lowerer<'a> {
             kind: LoopKind::Loop,
             body,
             pos,
+            end: {
+                let l = self.pp.location(span.end.saturating_sub(1).max(span.start));
+                Pos {
+                    line: l.line,
+                    col: l.col,
+                }
+            },
             directives,
         })
     }

@@ -435,6 +435,7 @@ mod tests {
             kind: LoopKind::Map,
             body: Vec::new(),
             pos: Default::default(),
+            end: Default::default(),
             directives: vec![Directive::OmpParallelFor {
                 collapse: Some(3),
                 schedule: Some(Schedule::Static),
@@ -465,6 +466,7 @@ mod tests {
             kind: LoopKind::Loop,
             body: Vec::new(),
             pos: Default::default(),
+            end: Default::default(),
             directives: Vec::new(),
         };
         let mut i = t.clone();
