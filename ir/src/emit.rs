@@ -10,6 +10,9 @@ use crate::print::{self, PrintOptions};
 use crate::program::{for_each_loop_mut, Program, Region};
 use crate::transform::{apply, Recipe, Refusal};
 
+/// A replacement of `text[start..end]`: (start, end, new text).
+type Edit = (usize, usize, String);
+
 /// Why a tuned file could not be written.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EmitError {
@@ -36,7 +39,7 @@ pub fn tuned_source(
     changed: &[(usize, usize)],
 ) -> Result<String, EmitError> {
     let lines = line_starts(text);
-    let nest_edits: Vec<(usize, Option<(usize, usize, String)>)> = changed
+    let nest_edits: Vec<(usize, Option<Edit>)> = changed
         .iter()
         .map(|&(region, root)| {
             let e = nest_edit(text, &lines, program, original, region, root);
@@ -49,7 +52,7 @@ pub fn tuned_source(
         .filter(|(_, e)| e.is_none())
         .map(|(region, _)| *region)
         .collect();
-    let mut edits: Vec<(usize, usize, String)> = nest_edits
+    let mut edits: Vec<Edit> = nest_edits
         .into_iter()
         .filter(|(region, _)| !whole.contains(region))
         .filter_map(|(_, e)| e)
@@ -94,9 +97,7 @@ fn nest_edit(
         let prev = text[..start.saturating_sub(1)]
             .rfind('\n')
             .map_or(0, |k| k + 1);
-        if crate::source::pragma_text(&text[prev..start]).is_none() {
-            return None;
-        }
+        crate::source::pragma_text(&text[prev..start])?;
         start = prev;
     }
     let indent: String = before_for.to_string();
