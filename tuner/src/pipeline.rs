@@ -29,6 +29,7 @@ use crate::ranker::{EmbeddingRanker, Query, Ranker};
 use crate::records::MemoryRecords;
 use crate::report::{
     ApplyReport, Candidate, CandidateVerdict, Neighbour, NestReport, NestTiming, TimeSplit,
+    UserParallel,
 };
 use crate::retrieve::{walk, Outcome, Visited};
 use crate::run::{checked_dry_run, DryRun, RunConfig};
@@ -448,6 +449,7 @@ impl Pipeline {
                 .map(|(c, _)| c.from.clone())
                 .collect(),
             candidates,
+            user_parallel: user_parallel(program, nest),
             efficiency_before: efficiency(base.stats.median),
             efficiency_after: efficiency(tuned_median),
             measured_variants: measured,
@@ -620,6 +622,29 @@ fn emit(dry: &DryRun, report: &ApplyReport) -> Result<(String, bool)> {
         &recipes,
         "re-applying the chosen recipes",
     )
+}
+
+/// The loops of `nest` that the user declared parallel, with the analysis' verdict.
+fn user_parallel(program: &ir::Program, nest: &ir::codegen::Nest) -> Vec<UserParallel> {
+    let Some(root) = program.find_loop(nest.region, nest.root) else {
+        return Vec::new();
+    };
+    std::iter::once(root)
+        .chain(ir::program::loops(&root.body))
+        .flat_map(|l| {
+            l.directives
+                .iter()
+                .filter(|d| {
+                    matches!(d, ir::program::Directive::Other { .. }) && d.is_parallel_for()
+                })
+                .map(move |d| UserParallel {
+                    line: l.pos.line,
+                    var: l.var.clone(),
+                    directive: d.to_string(),
+                    analysis_agrees: l.kind == ir::program::LoopKind::Map,
+                })
+        })
+        .collect()
 }
 
 fn roof_of(m: &MachineInfo) -> Roof {

@@ -105,6 +105,21 @@ pub struct Candidate {
     pub why: String,
 }
 
+/// A parallel loop the user declared (`#pragma omp parallel for ...`), and whether the
+/// dependence analysis proves it parallel too. The user's directive is kept either
+/// way: it is their claim.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserParallel {
+    /// Line of the loop's `for`.
+    pub line: u32,
+    /// The loop's variable.
+    pub var: String,
+    /// The directive as the user wrote it.
+    pub directive: String,
+    /// The analysis finds no dependence carried by the loop.
+    pub analysis_agrees: bool,
+}
+
 /// One nest's outcome.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NestReport {
@@ -136,6 +151,9 @@ pub struct NestReport {
     /// Median of the baseline's cold runs (seconds), where they were measured.
     #[serde(default)]
     pub baseline_first: Option<f64>,
+    /// The user's parallel loops in the nest.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_parallel: Vec<UserParallel>,
 }
 
 /// Wall time of the tuning, by phase.

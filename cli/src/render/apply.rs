@@ -50,6 +50,20 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
             }
         );
         if explain {
+            for u in &n.user_parallel {
+                let _ = writeln!(
+                    out,
+                    "    the user's '{}' on loop '{}' (line {}): {}",
+                    u.directive,
+                    u.var,
+                    u.line,
+                    if u.analysis_agrees {
+                        "the dependence analysis agrees, it is parallel"
+                    } else {
+                        "the dependence analysis cannot prove it parallel; kept as the user's claim"
+                    }
+                );
+            }
             for c in &n.candidates {
                 let _ = writeln!(
                     out,
