@@ -58,7 +58,7 @@ pub fn program_check(
         timeout,
         work: work.to_path_buf(),
     };
-    let r = run_suite(&cfg, &args.main, &benches, &|_, _| {})?;
+    let r = run_suite(&cfg, &args.main, &benches, &crate::events::silent())?;
     let (o, t) = (&r.benchmarks[0], &r.benchmarks[1]);
     let (_, p_value) = profiling::stats::mann_whitney_u(&o.samples, &t.samples);
     let reverted = t.median > o.median && p_value < 0.05;

@@ -32,6 +32,15 @@ pub enum Event<'a> {
         /// How it ended.
         outcome: &'a Outcome,
     },
+    /// A round of a benchmark run in rotation is done.
+    Round {
+        /// Rounds done.
+        done: usize,
+        /// Rounds in all (warmup included).
+        all: usize,
+        /// Benchmarks per round.
+        benchmarks: usize,
+    },
     /// A unit of a long workflow is done (a program of `db build`, a nest of `db
     /// eval` or `db transfer`): one line for the log.
     Done {

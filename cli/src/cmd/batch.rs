@@ -193,6 +193,8 @@ impl Progress {
                 }
             }
             Event::Done { line } => eprintln!("{line}"),
+            // Batches time nothing in rotation.
+            Event::Round { .. } => {}
         }
     }
 }

@@ -107,17 +107,23 @@ pub fn cmd_bench(a: BenchArgs) -> Result<i32, Error> {
         .collect::<Vec<_>>()
         .join(" ");
     let terminal = std::io::stderr().is_terminal();
-    let mut r = bench::run_suite(&cfg, &suite_name, &benches, &|done, all| {
-        if terminal {
-            eprint!(
-                "\rtune bench: round {done}/{all} of {} benchmarks",
-                benches.len()
-            );
+    let rounds: tuner::Events = std::sync::Arc::new(move |e| {
+        if let (
+            tuner::Event::Round {
+                done,
+                all,
+                benchmarks,
+            },
+            true,
+        ) = (e, terminal)
+        {
+            eprint!("\rtune bench: round {done}/{all} of {benchmarks} benchmarks");
             if done == all {
                 eprintln!();
             }
         }
-    })?;
+    });
+    let mut r = bench::run_suite(&cfg, &suite_name, &benches, &rounds)?;
     if a.roofline || a.format == ReportFormat::Html {
         let cache = a
             .cache_dir

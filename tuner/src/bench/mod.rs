@@ -420,12 +420,12 @@ fn run_one(cfg: &BenchConfig, b: &Benchmark, built: &Built) -> Result<(f64, Stri
 }
 
 /// Builds every benchmark, then runs them in rotation (see the module documentation).
-/// `progress` is told each finished round.
+/// `events` is told each finished round.
 pub fn run_suite(
     cfg: &BenchConfig,
     suite: &str,
     benches: &[Benchmark],
-    progress: &dyn Fn(usize, usize),
+    events: &crate::Events,
 ) -> Result<BenchReport> {
     use rayon::prelude::*;
     if benches.is_empty() {
@@ -448,7 +448,11 @@ pub fn run_suite(
             }
             hashes[i] = h;
         }
-        progress(round + 1, rounds);
+        events(crate::Event::Round {
+            done: round + 1,
+            all: rounds,
+            benchmarks: benches.len(),
+        });
     }
     let benchmarks = benches
         .iter()
