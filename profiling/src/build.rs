@@ -223,7 +223,18 @@ fn compile_runtime(tc: &Toolchain, req: &BuildRequest, obj: &Path) -> Result<()>
     let src = rdir.join("tune_rt.c");
     crate::files::write_atomic(&src, RUNTIME_SOURCE.as_bytes()).map_err(io_err(&src))?;
     let tmp = rdir.join(format!("tune_rt.{}.o", crate::unique_id()));
-    let mut command = compiler_command(tc, req);
+    // The runtime is tune's own C: the user's choice of standard and strictness
+    // (`-std=c89 -pedantic -Werror`) is for their code, not for it.
+    let mut command: Vec<String> = compiler_command(tc, req)
+        .into_iter()
+        .filter(|f| {
+            !(f.starts_with("-std=")
+                || f == "-ansi"
+                || f.starts_with("-pedantic")
+                || f.starts_with("-Werror"))
+        })
+        .collect();
+    command.push("-std=gnu11".into());
     command.extend([
         "-c".into(),
         "-o".into(),
