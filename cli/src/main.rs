@@ -264,6 +264,16 @@ impl ProgramArgs {
         self.json || self.format == Some(Format::Json)
     }
 
+    /// The dry run of the program as the tuning commands make it (outputs captured,
+    /// one version saved per nest).
+    fn run_config(&self, args: CcArgs, program_args: Vec<String>) -> RunConfig {
+        RunConfig {
+            function: self.function.clone(),
+            program_args,
+            ..RunConfig::tuning(args, self.cache_root(), Toolchain::default())
+        }
+    }
+
     fn cache_root(&self) -> PathBuf {
         self.cache_dir
             .clone()
@@ -369,16 +379,8 @@ fn cmd_profile(a: ProfileArgs, program_args: Vec<String>) -> Result<i32, Error> 
     }
     let cfg = ProfileConfig {
         run: RunConfig {
-            args,
-            function: a.program.function.clone(),
-            cache_root: a.program.cache_root(),
             save_versions: a.versions,
-            openmp: false,
-            timeout: None,
-            program_args,
-            toolchain: Toolchain::default(),
-            capture: true,
-            save_budget: None,
+            ..a.program.run_config(args, program_args)
         },
         measure,
         timeout: Duration::from_secs_f64(a.timeout),
@@ -394,18 +396,7 @@ fn cmd_search(a: SearchArgs, program_args: Vec<String>) -> Result<i32, Error> {
     let args = CcArgs::parse(&a.program.cc)?;
     let json = a.program.json();
     let cfg = SearchConfig {
-        run: RunConfig {
-            args,
-            function: a.program.function.clone(),
-            cache_root: a.program.cache_root(),
-            save_versions: 1,
-            openmp: false,
-            timeout: None,
-            program_args,
-            toolchain: Toolchain::default(),
-            capture: true,
-            save_budget: None,
-        },
+        run: a.program.run_config(args, program_args),
         budget: a.budget,
         strategy: a.strategy,
         seed: a.seed,
