@@ -75,7 +75,7 @@ fn nest_edit(
     let old = crate::program::find_loop(body, root)?;
     let path = crate::transform::rewrite::path_to_loop(body, root)?;
     let mut new_body = program.regions.get(region)?.body.clone();
-    let mut new = crate::transform::rewrite::loop_at_path_mut(&mut new_body, &path).clone();
+    let new = crate::transform::rewrite::loop_at_path_mut(&mut new_body, &path).clone();
     let line = |n: u32| lines.get(n.checked_sub(1)? as usize).copied();
     let for_line = line(old.pos.line)?;
     let after = line(old.end.line + 1).unwrap_or(text.len());
@@ -100,26 +100,7 @@ fn nest_edit(
         crate::source::pragma_text(&text[prev..start])?;
         start = prev;
     }
-    let indent: String = before_for.to_string();
-    if new.is_parallel_for() {
-        new.declares_var = true;
-        for_each_loop_mut(&mut new.body, &mut |inner| inner.declares_var = true);
-    }
-    let mut raw = String::new();
-    print::node(
-        &crate::program::Node::Loop(new),
-        &PrintOptions::default(),
-        0,
-        &mut raw,
-    );
-    let mut out = String::new();
-    for l in raw.lines() {
-        if !l.starts_with('#') {
-            out.push_str(&indent);
-        }
-        out.push_str(l);
-        out.push('\n');
-    }
+    let out = nodes_code(vec![crate::program::Node::Loop(new)], before_for);
     Some((start, after, out))
 }
 
@@ -233,7 +214,11 @@ fn line_starts(text: &str) -> Vec<usize> {
 /// an OpenMP parallel loop declare their variables (`for (int j = ...)`), so that every
 /// thread has its own; elsewhere loops are printed as the source declared them.
 pub fn region_code(region: &Region, indent: &str) -> String {
-    let mut body = region.body.clone();
+    nodes_code(region.body.clone(), indent)
+}
+
+/// Statements as C (see [`region_code`]), each line indented with `indent`.
+fn nodes_code(mut body: Vec<crate::program::Node>, indent: &str) -> String {
     for_each_loop_mut(&mut body, &mut |l| {
         if l.is_parallel_for() {
             l.declares_var = true;

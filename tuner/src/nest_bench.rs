@@ -2,15 +2,14 @@
 //! its dry run saved, with a builder and a runner over it. Every workflow that measures
 //! a nest (apply, search, db transfer, db eval, `Pipeline::measure`) sets it up here.
 
-use crate::builder::{Builder, Built, CutoutBuilder};
+use crate::builder::CutoutBuilder;
 use crate::run::DryRun;
-use crate::runner::{CutoutRunner, Runner};
+use crate::runner::CutoutRunner;
 use crate::target::Target;
-use crate::{Error, Result};
+use crate::Result;
 use ir::codegen::Nest;
-use ir::transform::Recipe;
 use profiling::build::Toolchain;
-use profiling::cutout::{Cutout, CutoutRun, Verdict};
+use profiling::cutout::{Cutout, CutoutRun};
 use profiling::measure::Measure;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -96,51 +95,19 @@ impl<'a> NestBench<'a> {
         blake3::hash(self.cutout.original().source.as_bytes()).to_hex()[..16].to_string()
     }
 
-    /// Builds and measures `recipe` as the measuring settings say; a build failure is
-    /// the run's verdict and a refused recipe is `Ok(None)`.
-    pub fn measure(&self, recipe: &Recipe) -> Result<Option<(PathBuf, CutoutRun)>> {
-        match self.builder().build(recipe)? {
-            Built::Exe(exe) => {
-                let label = if recipe.steps.is_empty() {
-                    "original"
-                } else {
-                    "candidate"
-                };
-                let run = self.runner().run(&exe, label, &self.measuring.measure)?;
-                Ok(Some((exe, run)))
-            }
-            Built::Failed(message) => Ok(Some((
-                PathBuf::new(),
-                CutoutRun {
-                    nest: self.nest.name.clone(),
-                    variant: "candidate".into(),
-                    version: 0,
-                    verdict: Verdict::BuildFailed { message },
-                    warmup: 0,
-                    samples: Vec::new(),
-                    stats: Default::default(),
-                    counters: Vec::new(),
-                    wall_s: 0.0,
-                    first_s: 0.0,
-                },
-            ))),
-            Built::Refused(_) => Ok(None),
-        }
-    }
-
-    /// The untransformed nest, built and measured; an error when it does not
-    /// reproduce its saved outputs (nothing could be verified against them).
-    pub fn baseline(&self) -> Result<(PathBuf, CutoutRun)> {
-        let (exe, run) = self
-            .measure(&Recipe::default())?
-            .expect("the empty recipe always applies");
-        if run.verdict != Verdict::Verified {
-            return Err(Error::Failed(format!(
-                "{}: the untransformed nest does not reproduce its saved outputs: {}",
-                self.nest.name,
-                run.verdict.describe()
-            )));
-        }
-        Ok((exe, run))
+    /// The untransformed nest, built and measured as the measuring settings say; a
+    /// build failure is the run's verdict.
+    pub fn measure_original(&self) -> Result<CutoutRun> {
+        let m = self.measuring;
+        let (run, _) = self.cutout.measure(
+            &m.toolchain,
+            &self.cutout.original(),
+            0,
+            &m.measure,
+            m.timeout,
+            &self.builds,
+            &self.scratch,
+        )?;
+        Ok(run)
     }
 }

@@ -214,14 +214,13 @@ impl Pipeline {
         let mut out = Vec::new();
         for nest in &dry.nests {
             let bench = NestBench::new(&dry, nest, &cflags, &measuring);
-            if let Some((_, r)) = bench.measure(&Recipe::default())? {
-                out.push(NestTiming {
-                    nest: nest.name.clone(),
-                    verdict: r.verdict,
-                    stats: r.stats,
-                    samples: r.samples,
-                });
-            }
+            let r = bench.measure_original()?;
+            out.push(NestTiming {
+                nest: nest.name.clone(),
+                verdict: r.verdict,
+                stats: r.stats,
+                samples: r.samples,
+            });
         }
         Ok(out)
     }

@@ -119,12 +119,11 @@ pub fn search(cfg: &SearchConfig) -> Result<Searched> {
             compiler: compiler.clone(),
         };
         if mine.find(&Recipe::default()).is_none() {
-            if let Some((_, r)) = bench.measure(&Recipe::default())? {
-                mine.add(
-                    crate::records::Measured::of_run(&Recipe::default(), &r),
-                    Proposer::Baseline,
-                )?;
-            }
+            let r = bench.measure_original()?;
+            mine.add(
+                crate::records::Measured::of_run(&Recipe::default(), &r),
+                Proposer::Baseline,
+            )?;
         }
         let mut strategy = cfg.strategy.build(nest_seed(cfg.seed, &nest.name));
         let trials = tune_nest(

@@ -22,9 +22,7 @@ pub struct Speedups<'b, 'a> {
 impl<'b, 'a> Speedups<'b, 'a> {
     /// Measures the baseline.
     pub fn new(bench: &'b NestBench<'a>) -> Result<Self> {
-        let baseline = bench
-            .measure(&Recipe::default())?
-            .map_or(0.0, |(_, r)| r.stats.median);
+        let baseline = bench.measure_original()?.stats.median;
         Ok(Speedups {
             bench,
             baseline,
