@@ -200,7 +200,7 @@ impl<'p> Types<'p> {
     /// The C type of `e` (variables not found anywhere are taken as `int`).
     pub fn of(&self, e: &Expr) -> DType {
         match e {
-            Expr::Int { value, text } => int_literal_type(*value, text),
+            Expr::Int { value, text, .. } => int_literal_type(*value, text),
             Expr::Float { text, .. } => {
                 if text.ends_with(['f', 'F']) {
                     DType::F32

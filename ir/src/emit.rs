@@ -219,6 +219,19 @@ pub fn region_code(region: &Region, indent: &str) -> String {
 
 /// Statements as C (see [`region_code`]), each line indented with `indent`.
 fn nodes_code(mut body: Vec<crate::program::Node>, indent: &str) -> String {
+    // The user's macro names, where they wrote one, rather than its number.
+    crate::transform::rewrite::rewrite_nodes(&mut body, &mut |e| match e {
+        crate::program::Expr::Int {
+            value,
+            name: crate::program::MacroName(Some(name)),
+            ..
+        } => Some(crate::program::Expr::Int {
+            value: *value,
+            text: name.clone(),
+            name: crate::program::MacroName::default(),
+        }),
+        _ => None,
+    });
     for_each_loop_mut(&mut body, &mut |l| {
         if l.is_parallel_for() {
             l.declares_var = true;

@@ -15,6 +15,7 @@ pub mod emit;
 pub mod error;
 pub mod frontend;
 pub mod interp;
+pub mod macros;
 pub mod print;
 pub mod program;
 pub mod source;

@@ -479,13 +479,35 @@ impl BinOp {
     }
 }
 
+/// The name of the object-like macro a literal was expanded from (`N` for
+/// `#define N 256`). It is an annotation for printing the user's names back into their
+/// file: it never changes what an expression means, so every two names compare equal.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct MacroName(pub Option<String>);
+
+impl MacroName {
+    pub fn is_none(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+impl PartialEq for MacroName {
+    fn eq(&self, _: &MacroName) -> bool {
+        true
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Expr {
-    /// Integer literal; `text` is the source spelling (suffixes included).
+    /// Integer literal; `text` is the source spelling (suffixes included), `name` the
+    /// object-like macro it was expanded from, where the user wrote one.
     Int {
         value: i64,
         text: String,
+        #[serde(default, skip_serializing_if = "MacroName::is_none")]
+        name: MacroName,
     },
     /// Floating literal; `text` is the source spelling (`1.5`, `2.0f`, `1e-3`).
     Float {
@@ -527,6 +549,7 @@ impl Expr {
         Expr::Int {
             value,
             text: value.to_string(),
+            name: MacroName::default(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! files, through the `# LINE "FILE"` markers that the preprocessor writes.
 
 use crate::error::{Error, Location, Result};
+use crate::macros::Macros;
 use std::path::Path;
 use std::process::Command;
 
@@ -14,6 +15,8 @@ pub struct Preprocessed {
     /// Sorted start offsets of lines, with the file index and line number they map to.
     lines: Vec<LineInfo>,
     files: Vec<String>,
+    /// The macros defined at the end of the unit (`$CC -dM -E`).
+    macros: Macros,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -56,7 +59,20 @@ pub fn preprocess(cc: &str, file: &str, flags: &[String]) -> Result<Preprocessed
     let text = String::from_utf8(output.stdout).map_err(|_| Error::Preprocess {
         message: format!("{file}: preprocessed output is not UTF-8"),
     })?;
-    Ok(Preprocessed::new(file, text))
+    let mut pp = Preprocessed::new(file, text);
+    // The macros, to print the user's names back; without them literals stay numbers.
+    if let Ok(dm) = Command::new(program)
+        .args(cc.split_whitespace().skip(1))
+        .args(["-dM", "-E"])
+        .args(flags)
+        .arg(file)
+        .output()
+    {
+        if dm.status.success() {
+            pp.macros = Macros::parse(&String::from_utf8_lossy(&dm.stdout));
+        }
+    }
+    Ok(pp)
 }
 
 impl Preprocessed {
@@ -92,7 +108,30 @@ impl Preprocessed {
             file: file.to_string(),
             lines,
             files,
+            macros: Macros::default(),
         }
+    }
+
+    /// The line of the user's file that the preprocessed text at `offset` comes from.
+    pub fn source_line(&self, offset: usize) -> Option<String> {
+        let l = self.line_at(offset)?;
+        let source = std::fs::read_to_string(&self.files[l.file as usize]).ok()?;
+        let line = source.lines().nth(l.line.checked_sub(1)? as usize)?;
+        Some(line.to_string())
+    }
+
+    /// The macro name the user wrote where the preprocessed text has the integer
+    /// literal starting at `offset` (`N` for `#define N 256`), if any.
+    pub fn macro_at(&self, offset: usize) -> Option<String> {
+        let l = self.line_at(offset)?;
+        let line = self.source_line(offset)?;
+        let end = self.line_end(l.start);
+        let pp_line = self.text[l.start..end].trim_end_matches(['\n', '\r']);
+        self.macros
+            .literal_names(&line, pp_line)
+            .into_iter()
+            .find(|(at, _)| l.start + at == offset)
+            .map(|(_, name)| name)
     }
 
     fn line_at(&self, offset: usize) -> Option<&LineInfo> {

@@ -271,7 +271,11 @@ impl Lowerer<'_> {
                 let text = self.text(c.span).to_string();
                 match &c.node {
                     Constant::Integer(_) => match parse_int(&text) {
-                        Some(value) => Ok(Expr::Int { value, text }),
+                        Some(value) => Ok(Expr::Int {
+                            value,
+                            text,
+                            name: MacroName(self.pp.macro_at(c.span.start)),
+                        }),
                         None => self.unsupported(c.span, format!("integer literal {text}")),
                     },
                     Constant::Float(_) => {
@@ -282,7 +286,11 @@ impl Lowerer<'_> {
                         Ok(Expr::Float { value, text })
                     }
                     Constant::Character(_) => match parse_char(&text) {
-                        Some(value) => Ok(Expr::Int { value, text }),
+                        Some(value) => Ok(Expr::Int {
+                            value,
+                            text,
+                            name: MacroName::default(),
+                        }),
                         None => self.unsupported(c.span, format!("character literal {text}")),
                     },
                 }

@@ -403,15 +403,23 @@ impl<'a> Lowerer<'a> {
             kind: LoopKind::Loop,
             body,
             pos,
-            end: {
-                let l = self.pp.location(span.end.saturating_sub(1).max(span.start));
-                Pos {
-                    line: l.line,
-                    col: l.col,
-                }
-            },
+            end: self.end_pos(span),
             directives,
         })
+    }
+
+    /// Where the statement spanning `span` ends in the user's file. Macros make
+    /// preprocessed columns differ from the user's: a statement that ends its line ends
+    /// where the user's line ends.
+    fn end_pos(&self, span: Span) -> Pos {
+        let last = span.end.saturating_sub(1).max(span.start);
+        let l = self.pp.location(last);
+        let rest = &self.pp.text[span.end.min(self.pp.text.len())..self.pp.line_end(last)];
+        let col = match self.pp.source_line(last) {
+            Some(line) if rest.trim().is_empty() => line.trim_end().chars().count() as u32,
+            _ => l.col,
+        };
+        Pos { line: l.line, col }
     }
 
     /// The pragma lines right above the statement at `offset` (blank lines and line

@@ -8,7 +8,7 @@ use crate::error::{Error, Location, Result};
 use crate::program::const_value;
 use crate::program::{
     walk_nodes, Array, Assign, AssignOp, BinOp, DType, Decl, Directive, Expr, If, Loop, LoopCmp,
-    LoopKind, Node, Pos, Program, Region, Scalar, ScalarOrigin, UnOp,
+    LoopKind, MacroName, Node, Pos, Program, Region, Scalar, ScalarOrigin, UnOp,
 };
 use crate::source::{pragma_lines, preprocess, Preprocessed};
 use lang_c::ast::{

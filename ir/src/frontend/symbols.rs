@@ -199,6 +199,7 @@ pub(super) fn dim_expr(e: &CNode<Expression>, pp: &Preprocessed) -> Option<Expr>
                 Expr::Int {
                     value: parse_int(text)?,
                     text: text.to_string(),
+                    name: crate::program::MacroName(pp.macro_at(c.span.start)),
                 }
             }
             _ => return None,
