@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-/// A loop nest: a maximal loop that is parallel (or a reduction), or that contains no
-/// parallel loop at all. Sequential loops around parallel ones stay in the glue, and
+/// A loop nest: a maximal loop that is parallel (or a reduction, by the analysis or by
+/// the user's OpenMP directive), or that contains no parallel loop at all. Sequential loops around parallel ones stay in the glue, and
 /// each run of the nest under them is one *version*.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Nest {
@@ -60,10 +60,13 @@ pub fn nests(program: &Program) -> Vec<Nest> {
     out
 }
 
+/// Whether the loop is parallel, by the analysis or by the user's OpenMP claim.
+fn parallel(l: &Loop) -> bool {
+    l.kind != LoopKind::Loop || l.is_parallel_for()
+}
+
 fn has_parallel(l: &Loop) -> bool {
-    crate::program::loops(&l.body)
-        .iter()
-        .any(|x| x.kind != LoopKind::Loop)
+    crate::program::loops(&l.body).into_iter().any(parallel)
 }
 
 fn find_nests<'a>(
@@ -76,7 +79,7 @@ fn find_nests<'a>(
     for n in body {
         match n {
             Node::Loop(l) => {
-                if l.kind != LoopKind::Loop || !has_parallel(l) {
+                if parallel(l) || !has_parallel(l) {
                     let id = out.len();
                     out.push(describe_nest(program, region, l, control, id));
                 } else {
@@ -390,11 +393,7 @@ pub fn nest_function_with(
     // the loops print as the source wrote them.
     let user_directives = std::iter::once(root)
         .chain(crate::program::loops(&root.body))
-        .any(|l| {
-            l.directives
-                .iter()
-                .any(|d| matches!(d, crate::program::Directive::Other { .. }))
-        });
+        .any(|l| l.directives.iter().any(crate::program::Directive::is_users));
     if user_directives {
         let mut declared: Vec<&str> = Vec::new();
         for l in std::iter::once(root).chain(crate::program::loops(&root.body)) {
@@ -408,6 +407,7 @@ pub fn nest_function_with(
         declare_loop_vars: !user_directives,
         loop_prefix: &omp,
         annotate: false,
+        c89: program.c89,
     };
     print::node(&Node::Loop(root.clone()), &popts, 1, &mut out);
     for s in nest.scalars.iter().filter(|s| s.written) {
@@ -471,26 +471,22 @@ pub(crate) fn written_outside_decls(l: &Loop) -> Vec<String> {
     written
 }
 
-fn shape_literal(program: &Program, name: &str) -> (String, usize, String, usize) {
+/// The extents of array `name` as C expressions, its element descriptor and size.
+fn shape_of(program: &Program, name: &str) -> (Vec<String>, String, usize) {
     match program.array(name) {
-        Some(a) => {
-            let dims: Vec<String> = a
-                .dims
+        Some(a) => (
+            a.dims
                 .iter()
                 .zip(&a.extents)
                 .map(|(d, e)| match e {
                     Some(v) => v.to_string(),
                     None => format!("(long)({})", print::expr(d)),
                 })
-                .collect();
-            (
-                format!("(const long[]){{{}}}", dims.join(", ")),
-                a.dims.len(),
-                a.dtype.npy_descr().to_string(),
-                a.dtype.size(),
-            )
-        }
-        None => ("(const long *)0".into(), 0, "<f8".into(), 8),
+                .collect(),
+            a.dtype.npy_descr().to_string(),
+            a.dtype.size(),
+        ),
+        None => (Vec::new(), "<f8".into(), 8),
     }
 }
 
@@ -510,11 +506,25 @@ fn save_call(
             t.size()
         )
     } else {
-        let (shape, ndim, descr, size) = shape_literal(program, name);
-        format!(
-            "tune_rt_save(\"{name}\", \"{tag}\", {version}, {}, (const void *){name}, \"{descr}\", {size}, {ndim}, {shape});",
-            output as i32
-        )
+        // The shape in a block of its own: valid C89 anywhere (no compound literal,
+        // no declaration after a statement).
+        let (dims, descr, size) = shape_of(program, name);
+        let ndim = dims.len();
+        let call = |shape: &str| {
+            format!(
+                "tune_rt_save(\"{name}\", \"{tag}\", {version}, {}, (const void *){name}, \"{descr}\", {size}, {ndim}, {shape});",
+                output as i32
+            )
+        };
+        if dims.is_empty() {
+            return call("(const long *)0");
+        }
+        let mut s = format!("{{ long tune_shape[{ndim}];");
+        for (k, d) in dims.iter().enumerate() {
+            let _ = write!(s, " tune_shape[{k}] = {d};");
+        }
+        let _ = write!(s, " {} }}", call("tune_shape"));
+        s
     }
 }
 

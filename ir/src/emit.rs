@@ -93,14 +93,28 @@ fn nest_edit(
     }
     // The loop's directives stand on the lines right above it.
     let mut start = for_line;
-    for _ in 0..old.directives.len() {
+    // The user's parallel region stays around the loop in their file.
+    let own = |l: &crate::program::Loop| {
+        l.directives
+            .iter()
+            .filter(|d| !matches!(d, crate::program::Directive::InParallel { .. }))
+            .count()
+    };
+    for _ in 0..own(old) {
         let prev = text[..start.saturating_sub(1)]
             .rfind('\n')
             .map_or(0, |k| k + 1);
         crate::source::pragma_text(&text[prev..start])?;
         start = prev;
     }
-    let out = nodes_code(vec![crate::program::Node::Loop(new)], before_for);
+    let mut new = new;
+    new.directives
+        .retain(|d| !matches!(d, crate::program::Directive::InParallel { .. }));
+    let out = nodes_code(
+        vec![crate::program::Node::Loop(new)],
+        before_for,
+        program.c89,
+    );
     Some((start, after, out))
 }
 
@@ -148,7 +162,7 @@ fn region_edits(
             .collect();
         if is_pragma(first, "scop") && is_pragma(last, "endscop") {
             let mut out = first.to_string();
-            out.push_str(&region_code(r, &indent));
+            out.push_str(&region_code(r, &indent, program.c89));
             out.push_str(last);
             edits.push((s, line_end(e), out));
         } else {
@@ -163,7 +177,7 @@ fn region_edits(
                 _ => return Err(not_found(r)),
             };
             let mut out = String::from("\n");
-            out.push_str(&region_code(r, "  "));
+            out.push_str(&region_code(r, "  ", program.c89));
             edits.push((open + 1, close, out));
         }
     }
@@ -211,14 +225,15 @@ fn line_starts(text: &str) -> Vec<usize> {
 }
 
 /// The region's statements as C, each line indented with `indent`. Loops at or inside
-/// an OpenMP parallel loop declare their variables (`for (int j = ...)`), so that every
+/// an OpenMP parallel loop that tune wrote declare their variables (`for (int j = ...)`), so that every
 /// thread has its own; elsewhere loops are printed as the source declared them.
-pub fn region_code(region: &Region, indent: &str) -> String {
-    nodes_code(region.body.clone(), indent)
+/// With `c89`, no loop declares its variable in its `for` (see [`PrintOptions::c89`]).
+pub fn region_code(region: &Region, indent: &str, c89: bool) -> String {
+    nodes_code(region.body.clone(), indent, c89)
 }
 
 /// Statements as C (see [`region_code`]), each line indented with `indent`.
-fn nodes_code(mut body: Vec<crate::program::Node>, indent: &str) -> String {
+fn nodes_code(mut body: Vec<crate::program::Node>, indent: &str, c89: bool) -> String {
     // The user's macro names, where they wrote one, rather than its number.
     crate::transform::rewrite::rewrite_nodes(&mut body, &mut |e| match e {
         crate::program::Expr::Int {
@@ -232,14 +247,20 @@ fn nodes_code(mut body: Vec<crate::program::Node>, indent: &str) -> String {
         }),
         _ => None,
     });
+    // Loops that tune made parallel declare their variables (private to each thread);
+    // under the user's own directives their clauses already say what is private.
     for_each_loop_mut(&mut body, &mut |l| {
-        if l.is_parallel_for() {
+        if l.is_parallel_for() && !l.directives.iter().any(|d| d.is_users()) {
             l.declares_var = true;
             for_each_loop_mut(&mut l.body, &mut |inner| inner.declares_var = true);
         }
     });
     let mut raw = String::new();
-    print::body(&body, &PrintOptions::default(), 0, &mut raw);
+    let opts = PrintOptions {
+        c89,
+        ..PrintOptions::default()
+    };
+    print::body(&body, &opts, 0, &mut raw);
     let mut out = String::new();
     for line in raw.lines() {
         if !line.starts_with('#') {

@@ -151,9 +151,9 @@ fn tokens(line: &str) -> Option<Vec<Token>> {
         {
             while k < b.len() {
                 let d = b[k];
-                if (d == b'+' || d == b'-') && matches!(b[k - 1], b'e' | b'E' | b'p' | b'P') {
-                    k += 1;
-                } else if word(d) || d == b'.' {
+                let sign =
+                    (d == b'+' || d == b'-') && matches!(b[k - 1], b'e' | b'E' | b'p' | b'P');
+                if sign || word(d) || d == b'.' {
                     k += 1;
                 } else {
                     break;

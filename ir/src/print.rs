@@ -13,6 +13,9 @@ pub struct PrintOptions<'a> {
     pub loop_prefix: &'a dyn Fn(&Loop) -> Option<String>,
     /// Append `/* parallel */`-style verdict comments to loop headers.
     pub annotate: bool,
+    /// C89: a loop that declares its variable is printed in a block of its own that
+    /// declares it first (`{ int j; for (j = 0; ...) ... }`), never `for (int j ...`.
+    pub c89: bool,
 }
 
 impl Default for PrintOptions<'_> {
@@ -21,6 +24,7 @@ impl Default for PrintOptions<'_> {
             declare_loop_vars: false,
             loop_prefix: &|_| None,
             annotate: false,
+            c89: false,
         }
     }
 }
@@ -194,6 +198,17 @@ pub fn node(n: &Node, opts: &PrintOptions, depth: usize, out: &mut String) {
             }
         }
         Node::Loop(l) => {
+            let declare = opts.declare_loop_vars || l.declares_var;
+            let block = declare && opts.c89;
+            let depth = if block {
+                pad(out, depth);
+                out.push_str("{\n");
+                pad(out, depth + 1);
+                let _ = writeln!(out, "{} {};", l.var_dtype.c_name(), l.var);
+                depth + 1
+            } else {
+                depth
+            };
             for d in &l.directives {
                 out.push_str(&d.to_string());
                 out.push('\n');
@@ -209,7 +224,7 @@ pub fn node(n: &Node, opts: &PrintOptions, depth: usize, out: &mut String) {
                 }
             }
             pad(out, depth);
-            out.push_str(&loop_header(l, opts.declare_loop_vars || l.declares_var));
+            out.push_str(&loop_header(l, declare && !block));
             if opts.annotate {
                 let _ = write!(out, " /* {} */", l.kind.verdict());
             }
@@ -217,6 +232,10 @@ pub fn node(n: &Node, opts: &PrintOptions, depth: usize, out: &mut String) {
             body(&l.body, opts, depth + 1, out);
             pad(out, depth);
             out.push_str("}\n");
+            if block {
+                pad(out, depth - 1);
+                out.push_str("}\n");
+            }
         }
     }
 }

@@ -264,6 +264,12 @@ pub enum Directive {
     GccUnroll { factor: u32 },
     /// Any other pragma, as written (the whole line, `#pragma` included).
     Other { text: String },
+    /// The user's `#pragma omp parallel ...` line (as written) around a block of
+    /// `#pragma omp for` loops, this loop one of them. Printed before the loop wherever
+    /// the loop stands alone (nest functions, cutouts, a region printed anew: a parallel
+    /// region around one worksharing loop), left out where the loop goes back into the
+    /// user's block.
+    InParallel { text: String },
 }
 
 impl Directive {
@@ -285,16 +291,24 @@ impl Directive {
         }
     }
 
-    /// `#pragma omp parallel for ...`: the tune's own, or the user's.
+    /// A loop whose iterations OpenMP shares among threads: `#pragma omp parallel for
+    /// ...` (the tune's own, or the user's) or the user's `#pragma omp for ...` inside
+    /// their parallel region.
     pub fn is_parallel_for(&self) -> bool {
         match self {
             Directive::OmpParallelFor { .. } => true,
             Directive::Other { text } => {
                 let w: Vec<&str> = text.split_whitespace().take(4).collect();
                 w.get(1..4) == Some(&["omp", "parallel", "for"][..])
+                    || w.get(1..3) == Some(&["omp", "for"][..])
             }
             _ => false,
         }
+    }
+
+    /// The user's own directive (as opposed to one a recipe wrote).
+    pub fn is_users(&self) -> bool {
+        matches!(self, Directive::Other { .. } | Directive::InParallel { .. })
     }
 
     /// Any OpenMP directive.
@@ -302,6 +316,7 @@ impl Directive {
         match self {
             Directive::OmpParallelFor { .. } | Directive::OmpSimd { .. } => true,
             Directive::GccUnroll { .. } => false,
+            Directive::InParallel { .. } => true,
             Directive::Other { text } => text.split_whitespace().nth(1) == Some("omp"),
         }
     }
@@ -347,7 +362,7 @@ impl fmt::Display for Directive {
                 lastprivate(f, vars)
             }
             Directive::GccUnroll { factor } => write!(f, "#pragma GCC unroll {factor}"),
-            Directive::Other { text } => f.write_str(text),
+            Directive::Other { text } | Directive::InParallel { text } => f.write_str(text),
         }
     }
 }
@@ -606,6 +621,10 @@ pub struct Program {
     pub arrays: Vec<Array>,
     pub scalars: Vec<Scalar>,
     pub regions: Vec<Region>,
+    /// The user's flags select C89/C90 (`-std=c89`, `-ansi`, ...): code printed for
+    /// them declares no variable in a `for` initializer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub c89: bool,
 }
 
 impl Program {

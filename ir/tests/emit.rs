@@ -27,7 +27,10 @@ fn a_tiled_nest_keeps_the_users_macro_names_and_the_other_nest_its_text() {
     let out =
         ir::emit::tuned_source(&text, &tuned, program, &[(second.region, second.root)]).unwrap();
     // Everything up to the changed nest is the user's, byte for byte.
-    let head = text.split("  // The nest the test tiles.\n").next().unwrap();
+    let head = text
+        .split("  // The nest the test tiles.\n")
+        .next()
+        .unwrap();
     assert!(out.starts_with(head), "{out}");
     assert!(out.ends_with("#pragma endscop\n}\n"), "{out}");
     let nest = &out[head.len()..];
@@ -36,4 +39,71 @@ fn a_tiled_nest_keeps_the_users_macro_names_and_the_other_nest_its_text() {
         assert!(nest.contains(want), "{want} missing in:\n{nest}");
     }
     assert!(!nest.contains("< 40") && !nest.contains(" 3;"), "{nest}");
+}
+
+#[test]
+fn a_changed_loop_of_the_users_parallel_region_stays_a_worksharing_loop_inside_it() {
+    let file = format!(
+        "{}/../tests/fixtures/user-style/omp_region.c",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let parsed = ir::load(&file, &ir::FrontendOptions::default()).unwrap();
+    let program = &parsed.program;
+    let nests = ir::codegen::nests(program);
+    // Both worksharing loops are nests, each carrying the region's directive.
+    assert_eq!(nests.len(), 2);
+    let first = program.find_loop(nests[0].region, nests[0].root).unwrap();
+    let directives: Vec<String> = first.directives.iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        directives,
+        ["#pragma omp parallel private(i, j)", "#pragma omp for"]
+    );
+    // Where it stands alone (a nest function), the loop is a parallel region of its own.
+    let alone = ir::codegen::nest_function(
+        program,
+        &program.regions[0],
+        &nests[0],
+        ir::codegen::CodegenOptions::default(),
+    );
+    assert!(
+        alone.contains("#pragma omp parallel private(i, j)\n#pragma omp for\n"),
+        "{alone}"
+    );
+    let recipe = Recipe {
+        steps: vec![Step::Unroll { at: 1, factor: 2 }],
+    };
+    let (tuned, openmp) =
+        ir::emit::apply_recipes(program, &[(nests[0].region, nests[0].root, recipe)]).unwrap();
+    assert!(openmp);
+    let out = ir::emit::tuned_source(&text, &tuned, program, &[(nests[0].region, nests[0].root)])
+        .unwrap();
+    // The user's region is kept around the changed loop, which keeps its own directive,
+    // and the region's directive is not repeated inside the region.
+    let head = "#pragma omp parallel private(i, j)\n  {\n    /* Rows of the sweep are shared among the threads. */\n#pragma omp for\n    for (i = 1; i < N - 1; i++) {\n";
+    assert!(out.contains(head), "{out}");
+    assert_eq!(out.matches("#pragma omp parallel").count(), 1, "{out}");
+    assert!(out.contains("#pragma GCC unroll 2\n"), "{out}");
+    // The second loop, unchanged, is the user's text.
+    let second = text.split("    /* The residual").nth(1).unwrap();
+    assert!(out.ends_with(second), "{out}");
+}
+
+#[test]
+fn a_statement_in_a_parallel_region_that_is_not_a_worksharing_loop_is_refused() {
+    let dir = std::env::temp_dir().join(format!("tune-emit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("single.c");
+    std::fs::write(
+        &file,
+        "double x[8];\nvoid f(void) {\n  int i;\n#pragma scop\n#pragma omp parallel\n  {\n    x[0] = 1.0;\n#pragma omp for\n    for (i = 1; i < 8; i++)\n      x[i] = 2.0;\n  }\n#pragma endscop\n}\n",
+    )
+    .unwrap();
+    let err = ir::load(file.to_str().unwrap(), &ir::FrontendOptions::default()).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("single.c:6:3: unsupported statement in the '#pragma omp parallel' block that is not a '#pragma omp for' loop"),
+        "{msg}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

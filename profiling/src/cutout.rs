@@ -251,7 +251,9 @@ impl Cutout {
              extern void tune_co_finish(void);\n\n",
         );
         s.push_str(&v.source);
-        s.push_str("\nint main(int argc, char **argv)\n{\n  void *tune_tmp;\n  tune_co_init(argc, argv);\n");
+        // Declarations first, then statements: the program builds under C89 as well.
+        let mut decls = String::from("  void *tune_tmp;\n");
+        let mut stmts = String::from("  tune_co_init(argc, argv);\n");
         for sc in &self.nest.scalars {
             let t = sc.dtype.c_name();
             let var = if sc.written {
@@ -259,15 +261,17 @@ impl Cutout {
             } else {
                 sc.name.clone()
             };
+            let _ = writeln!(decls, "  {t} {var};");
             let _ = writeln!(
-                s,
-                "  tune_co_load({}, \"{}\", {}, &tune_tmp);\n  {t} {var} = *({t} *)tune_tmp;",
+                stmts,
+                "  tune_co_load({}, \"{}\", {}, &tune_tmp);\n  {var} = *({t} *)tune_tmp;",
                 c_string(&sc.name),
                 sc.dtype.npy_descr(),
                 sc.dtype.size()
             );
             if sc.written {
-                let _ = writeln!(s, "  {t} {} = {var};", sc.name);
+                let _ = writeln!(decls, "  {t} {};", sc.name);
+                let _ = writeln!(stmts, "  {} = {var};", sc.name);
             }
         }
         // Each array in a block of its own from the allocator, as a program that
@@ -277,12 +281,16 @@ impl Cutout {
         for a in &self.nest.arrays {
             let (descr, size) = self.array_descr(a);
             let name = c_string(a);
+            let _ = writeln!(decls, "  void *{a};");
             let _ = writeln!(
-                s,
-                "  void *{a};\n  tune_co_load({name}, \"{descr}\", {size}, &tune_tmp);\n  \
+                stmts,
+                "  tune_co_load({name}, \"{descr}\", {size}, &tune_tmp);\n  \
                  {a} = tune_co_alloc(tune_co_bytes({name}));\n  tune_co_place({name}, {a});"
             );
         }
+        s.push_str("\nint main(int argc, char **argv)\n{\n");
+        s.push_str(&decls);
+        s.push_str(&stmts);
         let mut reset = String::new();
         for sc in self.nest.scalars.iter().filter(|x| x.written) {
             let _ = write!(reset, "{} = tune_init_{}; ", sc.name, sc.name);

@@ -123,3 +123,78 @@ fn a_directive_before_anything_but_a_loop_is_refused_with_its_position() {
         "{err}"
     );
 }
+
+/// The `#pragma` lines of a C text, in order.
+fn pragmas(text: &str) -> Vec<&str> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("#pragma"))
+        .collect()
+}
+
+/// Tunes fixture `name` with `flags`, then checks what every user-style program must
+/// keep: exit 0, every user directive still in the tuned file, a file equal to the
+/// user's when no recipe was kept, and the same output when built with the user's flags.
+fn tune_and_check(name: &str, flags: &[&str]) -> (String, String, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = workspace().join("tests/fixtures/user-style").join(name);
+    std::fs::copy(&src, d.join(name)).unwrap();
+    let mut args = strings(&["apply", name]);
+    args.extend(strings(flags));
+    args.extend(strings(&["--repetitions", "5", "--report", "r.json"]));
+    let out = tune(&args, d);
+    assert_eq!(out.code, 0, "{}", out.stderr_text());
+    let original = std::fs::read_to_string(d.join(name)).unwrap();
+    let tuned_name = name.replace(".c", ".tuned.c");
+    let tuned = std::fs::read_to_string(d.join(&tuned_name)).unwrap();
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let mut kept = pragmas(&tuned);
+    for p in pragmas(&original) {
+        let at = kept.iter().position(|k| *k == p);
+        assert!(at.is_some(), "'{p}' is missing in the tuned file:\n{tuned}");
+        kept.remove(at.unwrap());
+    }
+    let any_kept = r["nests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| !n["chosen"]["steps"].as_array().unwrap().is_empty());
+    if !any_kept {
+        assert_eq!(tuned, original);
+    }
+    let mut cc = flags.to_vec();
+    cc.extend(["-fopenmp", "-ffp-contract=off"]);
+    let want = cc_run(&strings(&[name]), &cc, d);
+    let got = cc_run(&strings(&[&tuned_name]), &cc, d);
+    assert_eq!((want.code, got.code), (0, 0));
+    assert_eq!(got.stdout, want.stdout);
+    (original, tuned, r)
+}
+
+#[test]
+fn a_parallel_region_of_worksharing_loops_is_tuned_and_kept() {
+    let (_, tuned, r) = tune_and_check("omp_region.c", &["-fopenmp"]);
+    // Both worksharing loops are nests; the region's directive stands once, as written.
+    assert_eq!(r["nests"].as_array().unwrap().len(), 2);
+    assert_eq!(tuned.matches("#pragma omp parallel").count(), 1, "{tuned}");
+    assert!(tuned.contains("#pragma omp parallel private(i, j)\n  {\n"));
+    // The user's reduction claim is one the analysis agrees with.
+    let claims = &r["nests"][1]["user_parallel"];
+    assert_eq!(claims[0]["directive"], "#pragma omp for reduction(+:total)");
+    assert_eq!(claims[0]["analysis_agrees"], true);
+}
+
+#[test]
+fn a_c89_program_with_openmp_and_simd_is_tuned_under_its_own_flags() {
+    tune_and_check(
+        "simd_c89.c",
+        &[
+            "-std=c89",
+            "-pedantic-errors",
+            "-Wall",
+            "-Werror=implicit-function-declaration",
+        ],
+    );
+}

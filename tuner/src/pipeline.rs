@@ -318,18 +318,23 @@ impl Pipeline {
         let runner = Timed::new(bench.runner());
         let (base_exe, base) = {
             let built = crate::builder::Builder::build(&builder, &Recipe::default())?;
-            let crate::builder::Built::Exe(exe) = built else {
-                return Err(Error::Failed(format!(
-                    "{}: the untransformed nest does not build",
-                    nest.name
-                )));
+            // The untransformed cutout is generated from code that builds: a failure
+            // is ours, not a verdict on the user's program.
+            let exe = match built {
+                crate::builder::Built::Exe(exe) => exe,
+                crate::builder::Built::Failed(why) | crate::builder::Built::Refused(why) => {
+                    return Err(Error::Failed(format!(
+                        "internal: the cutout of {} does not build under the user's flags ({why}); please report",
+                        nest.name
+                    )))
+                }
             };
             let run = runner.run(&exe, "original", &self.measure)?;
             (exe, run)
         };
         if base.verdict != Verdict::Verified {
             return Err(Error::Failed(format!(
-                "{}: the untransformed nest does not reproduce its saved outputs: {}",
+                "internal: the cutout of {} does not reproduce its saved outputs under the user's flags ({}); please report",
                 nest.name,
                 base.verdict.describe()
             )));
@@ -633,14 +638,14 @@ fn user_parallel(program: &ir::Program, nest: &ir::codegen::Nest) -> Vec<UserPar
         .flat_map(|l| {
             l.directives
                 .iter()
-                .filter(|d| {
-                    matches!(d, ir::program::Directive::Other { .. }) && d.is_parallel_for()
-                })
+                .filter(|d| d.is_users() && d.is_parallel_for())
                 .map(move |d| UserParallel {
                     line: l.pos.line,
                     var: l.var.clone(),
                     directive: d.to_string(),
-                    analysis_agrees: l.kind == ir::program::LoopKind::Map,
+                    analysis_agrees: l.kind == ir::program::LoopKind::Map
+                        || (l.kind == ir::program::LoopKind::Reduction
+                            && d.to_string().contains("reduction(")),
                 })
         })
         .collect()

@@ -190,12 +190,16 @@ impl<'a> Lowerer<'a> {
     pub(super) fn statement(&mut self, s: &CNode<Statement>) -> Result<Vec<Node>> {
         match &s.node {
             Statement::Compound(items) => {
+                let team = self.parallel_before(s.span)?;
                 self.scopes.push(HashMap::new());
                 let mut out = Vec::new();
                 for item in items {
                     out.extend(self.block_item(item)?);
                 }
                 self.scopes.pop();
+                if let Some(text) = team {
+                    return self.parallel_block(text, out, s.span);
+                }
                 let has_decl = out.iter().any(|n| matches!(n, Node::Decl(_)));
                 Ok(if has_decl {
                     vec![Node::Block(out)]
@@ -408,6 +412,50 @@ impl<'a> Lowerer<'a> {
         })
     }
 
+    /// The `#pragma omp parallel ...` line right above a block that starts its line;
+    /// any other pragma there is refused.
+    fn parallel_before(&mut self, span: Span) -> Result<Option<String>> {
+        let start = self.pp.line_start(span.start);
+        if !self.pp.text[start..span.start].trim().is_empty() {
+            return Ok(None);
+        }
+        let directives = self.directives_before(span.start);
+        match directives.as_slice() {
+            [] => Ok(None),
+            [Directive::Other { text }] if is_parallel_region(text) => Ok(Some(text.clone())),
+            [d, ..] => self.unsupported(
+                span,
+                format!(
+                    "'{d}' before a block (tune takes '#pragma omp parallel' blocks of '#pragma omp for' loops)"
+                ),
+            ),
+        }
+    }
+
+    /// A user's parallel region: every statement of its block must be a worksharing
+    /// loop, which then carries the region's directive (see [`Directive::InParallel`]).
+    fn parallel_block(&self, text: String, body: Vec<Node>, span: Span) -> Result<Vec<Node>> {
+        let mut out = Vec::with_capacity(body.len());
+        for n in body {
+            match n {
+                Node::Loop(mut l) if l.is_parallel_for() => {
+                    l.directives
+                        .insert(0, Directive::InParallel { text: text.clone() });
+                    out.push(Node::Loop(l));
+                }
+                _ => {
+                    return self.unsupported(
+                        span,
+                        format!(
+                            "statement in the '{text}' block that is not a '#pragma omp for' loop"
+                        ),
+                    )
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Where the statement spanning `span` ends in the user's file. Macros make
     /// preprocessed columns differ from the user's: a statement that ends its line ends
     /// where the user's line ends.
@@ -499,4 +547,14 @@ impl<'a> Lowerer<'a> {
     pub(super) fn expr_const(&self, e: &CNode<Expression>) -> Option<i64> {
         dim_expr(e, self.pp).as_ref().and_then(const_value)
     }
+}
+
+/// `#pragma omp parallel [clauses]`: a parallel region, not a combined construct.
+fn is_parallel_region(text: &str) -> bool {
+    let w: Vec<&str> = text.split_whitespace().collect();
+    w.get(1..3) == Some(&["omp", "parallel"][..])
+        && !matches!(
+            w.get(3).map(|x| x.split('(').next().unwrap_or(x)),
+            Some("for" | "sections" | "loop" | "master" | "masked" | "workshare")
+        )
 }

@@ -79,7 +79,26 @@ pub struct Parsed {
 /// Preprocesses and parses `file`, then lowers its regions.
 pub fn parse_file(file: &str, opts: &FrontendOptions) -> Result<Parsed> {
     let pp = preprocess(&opts.cc, file, &opts.flags)?;
-    parse_preprocessed(pp, opts.function.as_deref())
+    let mut parsed = parse_preprocessed(pp, opts.function.as_deref())?;
+    parsed.program.c89 = selects_c89(&opts.flags);
+    Ok(parsed)
+}
+
+/// Whether cc flags select C89/C90 (the last `-std=` or `-ansi` decides).
+pub fn selects_c89(flags: &[String]) -> bool {
+    flags
+        .iter()
+        .filter_map(|f| match f.as_str() {
+            "-ansi" => Some(true),
+            f => f.strip_prefix("-std=").map(|s| {
+                matches!(
+                    s,
+                    "c89" | "c90" | "gnu89" | "gnu90" | "iso9899:1990" | "iso9899:199409"
+                )
+            }),
+        })
+        .next_back()
+        .unwrap_or(false)
 }
 
 /// Parses an already preprocessed translation unit.
@@ -293,6 +312,7 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
         arrays: lower.arrays.into_values().collect(),
         scalars,
         regions,
+        c89: false,
     };
     Ok(Parsed {
         program,
