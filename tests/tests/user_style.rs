@@ -99,6 +99,10 @@ fn the_users_openmp_directive_is_kept_and_the_tuned_program_computes_the_same() 
     if unchanged(0) && unchanged(1) {
         assert_eq!(tuned, original);
     }
+    // A changed nest keeps the user's size macro in its bounds.
+    if !unchanged(0) {
+        assert!(tuned.contains("< N;") && !tuned.contains("< 64"), "{tuned}");
+    }
     let flags = ["-fopenmp", "-ffp-contract=off"];
     let want = cc_run(&strings(&["omp_product.c"]), &flags, d);
     let got = cc_run(&strings(&["omp_product.tuned.c"]), &flags, d);

@@ -40,9 +40,13 @@ pub fn program_check(
     let benches = [
         Benchmark {
             openmp: true,
+            program_args: p.program_args.clone(),
             ..Benchmark::original(&args.main, original.clone())
         },
-        Benchmark::tuned(&args.main, &tuned_file, &original),
+        Benchmark {
+            program_args: p.program_args.clone(),
+            ..Benchmark::tuned(&args.main, &tuned_file, &original)
+        },
     ];
     let command = |b: &Benchmark| {
         let mut words = vec![toolchain.cc.clone()];

@@ -280,7 +280,7 @@ impl Pipeline {
         // still lose in the program (other data placement, other neighbours in the
         // cache); a tuned program that is slower beyond the noise is given up.
         let any_chosen = report.nests.iter().any(|n| !n.chosen.steps.is_empty());
-        if any_chosen && self.check_runs > 0 && p.program_args.is_empty() {
+        if any_chosen && self.check_runs > 0 {
             self.say(&p.name, "whole-program check");
             let c = clock.add_to(&mut time.measuring_s, || {
                 crate::check::program_check(

@@ -55,6 +55,8 @@ pub struct Benchmark {
     pub args: Vec<String>,
     /// Built with `-fopenmp` (tuned copies may parallelize).
     pub openmp: bool,
+    /// Arguments the program itself is run with.
+    pub program_args: Vec<String>,
 }
 
 /// The benchmarks of a suite: each job's program, and its tuned copy when `tuned` (a
@@ -85,6 +87,7 @@ impl Benchmark {
             variant: Variant::Original,
             args,
             openmp: false,
+            program_args: Vec::new(),
         }
     }
 
@@ -107,6 +110,7 @@ impl Benchmark {
             variant: Variant::Tuned,
             args,
             openmp: true,
+            program_args: Vec::new(),
         }
     }
 }
@@ -383,7 +387,7 @@ fn run_one(cfg: &BenchConfig, b: &Benchmark, built: &Built) -> Result<(f64, Stri
             data_dir: None,
             save_versions: 0,
             timeout: Some(cfg.timeout),
-            args: Vec::new(),
+            args: b.program_args.clone(),
             capture: true,
         },
         &cfg.work.join("scratch"),
