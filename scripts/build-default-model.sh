@@ -33,5 +33,5 @@ if [ "$SYNTH" -gt 0 ]; then
   TUNE_CACHE="$cache" $tune db transfer --db "$out/tune.db" --suite target/synth/suite.json
 fi
 $tune model train --db "$out/tune.db" -o "$out/model" --seed "$SEED" --epochs 150
-$tune db embed "$out/tune.db" --model "$out/model"
-$tune db list "$out/tune.db" | tail -1
+$tune db embed --db "$out/tune.db" --model "$out/model"
+$tune db list --db "$out/tune.db" | tail -1

@@ -89,7 +89,7 @@ struct ProfileArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     warmup: u32,
     /// Timed runs per nest version (the minimum with --adaptive).
-    #[arg(long, value_name = "N", default_value_t = 5)]
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
     /// Add runs until the 95% interval of the median is within ±X of it (e.g. 0.02).
     #[arg(long, value_name = "X")]
@@ -137,7 +137,7 @@ struct SearchArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     warmup: u32,
     /// Timed runs per candidate.
-    #[arg(long, value_name = "N", default_value_t = 3)]
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
     /// Candidates compiled in parallel.
     #[arg(long, value_name = "N", default_value_t = 2)]
@@ -163,7 +163,7 @@ struct ApplyArgs {
     #[arg(short = 'o', long = "output", value_name = "OUT.c")]
     output: Option<PathBuf>,
     /// Nearest database entries whose recipes are tried.
-    #[arg(long = "top-k", value_name = "K", default_value_t = 3)]
+    #[arg(long = "top-k", value_name = "K", default_value_t = 3, value_parser = crate::cmd::positive_count)]
     top_k: usize,
     /// Tuning database (default: models/default/tune.db, or $TUNE_MODELS/tune.db).
     #[arg(long, value_name = "PATH")]
@@ -175,7 +175,7 @@ struct ApplyArgs {
     #[arg(long, value_name = "N", default_value_t = 2)]
     warmup: u32,
     /// Timed runs per variant.
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
     /// Write the full report as JSON.
     #[arg(long, value_name = "R.json")]

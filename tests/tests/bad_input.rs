@@ -120,3 +120,19 @@ fn calls_and_unknown_arguments_are_refused() {
         "tune: unexpected argument 'notes.txt' (expected a .c file or a cc flag)",
     );
 }
+
+#[test]
+fn counts_of_zero_are_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    // No program file at all: the options are refused before it is even looked for.
+    for (flag, value) in [("--top-k", "0"), ("--repetitions", "0")] {
+        let out = tune(&strings(&["apply", "absent.c", flag, value]), dir.path());
+        assert_eq!(out.code, 2, "{flag}");
+        let err = out.stderr_text();
+        assert!(
+            err.contains(&format!("invalid value '0' for '{flag}")),
+            "{flag}: {err}"
+        );
+        assert!(!dir.path().join(".tunecache").exists());
+    }
+}

@@ -60,7 +60,7 @@ fn build_train_embed_apply() {
     let measured = transfer();
     let said = measured.stderr_text();
     assert!(said.contains("3 rows measured"), "{said}");
-    let list = run(&["db", "list", db.to_str().unwrap(), "--json"]);
+    let list = run(&["db", "list", "--db", db.to_str().unwrap(), "--json"]);
     let rows: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
     for r in rows.as_array().unwrap() {
         assert_eq!(r["transfers"].as_u64(), Some(sources), "{r}");

@@ -37,7 +37,7 @@ pub struct BatchArgs {
     /// Join the folders of shards (the inputs) into --out.
     #[arg(long)]
     merge: bool,
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = crate::cmd::positive_count)]
     top_k: usize,
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
@@ -45,7 +45,7 @@ pub struct BatchArgs {
     model: Option<PathBuf>,
     #[arg(long, default_value_t = 2)]
     warmup: u32,
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
     /// Seconds before a run is killed.
     #[arg(long, default_value_t = 600.0)]

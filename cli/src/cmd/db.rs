@@ -68,7 +68,7 @@ pub struct DbTransferArgs {
     #[arg(long)]
     again: bool,
     /// Timed repetitions per variant (many nests run for microseconds).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
 }
 
@@ -137,7 +137,7 @@ pub struct DbBuildArgs {
     seed: u64,
     #[arg(long, default_value_t = 2)]
     jobs: usize,
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
     /// The database file (created or extended).
     #[arg(short = 'o', long = "output", value_name = "DB")]
@@ -157,9 +157,31 @@ pub struct DbSynthArgs {
 
 #[derive(clap::Args)]
 pub struct DbListArgs {
-    db: PathBuf,
+    #[command(flatten)]
+    db: DbPath,
     #[arg(long)]
     json: bool,
+}
+
+/// The database a command reads: `--db DB`, as every command takes it (or, as before,
+/// the argument `DB`).
+#[derive(clap::Args)]
+pub struct DbPath {
+    /// The database.
+    #[arg(long = "db", value_name = "DB", required_unless_present = "db_arg")]
+    flag: Option<PathBuf>,
+    /// The database, given as an argument (the same as --db).
+    #[arg(value_name = "DB", id = "db_arg", conflicts_with = "flag")]
+    arg: Option<PathBuf>,
+}
+
+impl DbPath {
+    fn path(&self) -> PathBuf {
+        self.flag
+            .clone()
+            .or_else(|| self.arg.clone())
+            .unwrap_or_default()
+    }
 }
 
 #[derive(clap::Args)]
@@ -173,7 +195,8 @@ pub struct DbMergeArgs {
 
 #[derive(clap::Args)]
 pub struct DbEmbedArgs {
-    db: PathBuf,
+    #[command(flatten)]
+    db: DbPath,
     #[arg(long, value_name = "DIR")]
     model: PathBuf,
 }
@@ -195,7 +218,7 @@ pub struct DbEvalArgs {
     #[arg(long, default_value_t = embeddings::embed::CONTRASTIVE_WEIGHT)]
     contrastive_weight: f64,
     /// Timed repetitions per variant (many held-out nests run for microseconds).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
     #[arg(long)]
     json: bool,
@@ -281,13 +304,14 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
             Ok(0)
         }
         DbCommand::Embed(a) => {
-            let mut db = load_db(&a.db)?;
+            let path = a.db.path();
+            let mut db = load_db(&path)?;
             let m = Embedder::load(&a.model).map_err(Error::LoadModel)?;
             db_build::embed_all(&mut db, &m)?;
-            db.save(&a.db).map_err(Error::WriteDatabase)?;
+            db.save(&path).map_err(Error::WriteDatabase)?;
             eprintln!(
                 "{}: {} entries embedded by model {}",
-                a.db.display(),
+                path.display(),
                 db.entries.len(),
                 db.model
             );
@@ -350,7 +374,7 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
 
 /// `tune db list`: one line (or JSON object) per entry.
 fn list(a: DbListArgs) -> Result<i32, Error> {
-    let db = load_db(&a.db)?;
+    let db = load_db(&a.db.path())?;
     if a.json {
         let rows: Vec<_> = db
             .entries

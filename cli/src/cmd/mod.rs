@@ -22,3 +22,12 @@ pub fn lines() -> tuner::Events {
 pub fn parse_strategy(s: &str) -> Result<tuner::StrategyKind, String> {
     s.parse().map_err(|e: tuner::Error| e.to_string())
 }
+
+/// A count that must be at least 1 (`--top-k`): refused before any work starts.
+pub fn positive_count(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
