@@ -375,7 +375,13 @@ pub fn nest_function_with(
         );
     }
     let omp = |l: &Loop| -> Option<String> {
-        if !opts.openmp || l.kind != LoopKind::Map || !is_outermost_map(root, l.id) {
+        // A loop whose arrays need a copy per iteration is parallel only with them (the
+        // parallelization step makes them).
+        if !opts.openmp
+            || l.kind != LoopKind::Map
+            || !l.private_arrays.is_empty()
+            || !is_outermost_map(root, l.id)
+        {
             return None;
         }
         Some(

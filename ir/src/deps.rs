@@ -97,6 +97,8 @@ pub struct Analysis {
     pub kinds: BTreeMap<usize, LoopKind>,
     /// Scalars each loop may privatize (written before read in every iteration).
     pub private_scalars: BTreeMap<usize, Vec<String>>,
+    /// Arrays each loop may privatize (see [`crate::private_arrays`]).
+    pub private_arrays: BTreeMap<usize, Vec<crate::private_arrays::PrivateArray>>,
 }
 
 /// Analyses every region and stores the loop verdicts in the program.
@@ -111,6 +113,11 @@ pub fn annotate(program: &mut Program) -> Vec<Analysis> {
             if let Some(k) = a.kinds.get(&l.id) {
                 l.kind = *k;
             }
+            l.private_arrays = a
+                .private_arrays
+                .get(&l.id)
+                .map(|v| v.iter().map(|p| p.name.clone()).collect())
+                .unwrap_or_default();
         });
     }
     analyses
@@ -407,14 +414,18 @@ pub fn analyze(program: &Program, region: &Region) -> Analysis {
 
     let mut kinds = BTreeMap::new();
     let mut private_scalars = BTreeMap::new();
+    let mut private_arrays = BTreeMap::new();
     for l in all_loops.values() {
         let privs = privatizable(l, program);
+        let arrays = crate::private_arrays::private_arrays(l, &program.arrays);
         let carried: Vec<&Dependence> = deps
             .iter()
             .filter(|d| d.carrier() == Some(l.id))
             .filter(|d| {
                 let a = &accesses[d.source];
-                !a.private_in.contains(&l.id) && !privs.contains(&a.array)
+                !a.private_in.contains(&l.id)
+                    && !privs.contains(&a.array)
+                    && !arrays.iter().any(|p| p.name == a.array)
             })
             .collect();
         let kind = if carried.is_empty() {
@@ -426,12 +437,16 @@ pub fn analyze(program: &Program, region: &Region) -> Analysis {
         };
         kinds.insert(l.id, kind);
         private_scalars.insert(l.id, privs);
+        if !arrays.is_empty() {
+            private_arrays.insert(l.id, arrays);
+        }
     }
     Analysis {
         accesses,
         deps,
         kinds,
         private_scalars,
+        private_arrays,
     }
 }
 

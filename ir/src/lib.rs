@@ -17,6 +17,7 @@ pub mod frontend;
 pub mod interp;
 pub mod macros;
 pub mod print;
+pub mod private_arrays;
 pub mod program;
 pub mod source;
 pub mod transform;

@@ -186,6 +186,11 @@ pub struct Loop {
     /// Directives printed before the loop (`#pragma omp parallel for`, `#pragma GCC unroll 4`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub directives: Vec<Directive>,
+    /// Arrays each iteration writes before reading them: the loop's `kind` counts them
+    /// private, so a parallel loop with any needs a copy per iteration (the
+    /// parallelization step makes them; see [`crate::private_arrays`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub private_arrays: Vec<String>,
 }
 
 impl Loop {

@@ -117,3 +117,74 @@ fn strided_loops_are_parallel_when_their_steps_separate_the_accesses() {
         load("for (t = 0; t < 90; t += 4) for (i = t; i < t + 8; i++) x[i] = x[i] * x[i];");
     assert_eq!(verdicts(&p), ["sequential", "parallel"]);
 }
+
+fn private_arrays(p: &ir::Program) -> Vec<Vec<String>> {
+    ir::program::loops(&p.regions[0].body)
+        .iter()
+        .map(|l| l.private_arrays.clone())
+        .collect()
+}
+
+#[test]
+fn a_work_row_written_before_it_is_read_in_every_iteration_is_private() {
+    // doitgen's shape: x[] is a work row of each (i, j) iteration.
+    let (p, _) = load(
+        "for (i = 0; i < n; i++)
+           for (j = 0; j < n; j++) {
+             for (k = 0; k < n; k++) {
+               x[k] = 0.0;
+               for (t = 0; t < n; t++)
+                 x[k] += A[i][t] * B[t][k];
+             }
+             for (k = 0; k < n; k++)
+               A[i][k] = x[k] + A[i][k];
+           }",
+    );
+    // j stays sequential: every j iteration updates the same row A[i][*].
+    assert_eq!(
+        verdicts(&p),
+        [
+            "parallel",
+            "sequential",
+            "parallel",
+            "reduction",
+            "parallel"
+        ]
+    );
+    let x = vec!["x".to_string()];
+    assert_eq!(private_arrays(&p), [x.clone(), x, vec![], vec![], vec![]]);
+}
+
+#[test]
+fn a_row_read_before_it_is_written_or_written_in_part_is_not_private() {
+    // Read before written: the values flow from the previous iteration.
+    let (p, _) = load(
+        "for (i = 0; i < n; i++) {
+           for (k = 0; k < n; k++)
+             A[i][k] = x[k];
+           for (k = 0; k < n; k++)
+             x[k] = A[i][k] * 2.0;
+         }",
+    );
+    assert_eq!(verdicts(&p)[0], "sequential");
+    // Written only where a condition holds: other elements keep older values.
+    let (p, _) = load(
+        "for (i = 0; i < n; i++) {
+           for (k = 0; k < n; k++)
+             if (k > i) x[k] = A[i][k];
+           for (k = 0; k < n; k++)
+             A[i][k] = x[k];
+         }",
+    );
+    assert_eq!(verdicts(&p)[0], "sequential");
+    // Read at other elements inside the loop that writes it: not yet written.
+    let (p, _) = load(
+        "for (i = 0; i < n; i++)
+           for (k = 0; k < n; k++) {
+             x[k] = A[i][k];
+             for (t = 0; t < n; t++)
+               B[i][t] += x[t];
+           }",
+    );
+    assert_eq!(verdicts(&p)[0], "sequential");
+}

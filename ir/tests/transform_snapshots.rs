@@ -515,3 +515,19 @@ fn unroll_and_jam_refuses_a_declaration_that_shadows_a_used_name() {
         other => panic!("{:?}", other.map(|t| t.root)),
     }
 }
+
+#[test]
+fn parallelize_with_a_private_copy_of_a_work_row() {
+    // doitgen: sum[] is written before it is read in every (r, q) iteration; the
+    // parallel r loop gets its own copy, and the last iteration gives it back.
+    insta::assert_snapshot!(transformed(
+        "doitgen",
+        0,
+        vec![Step::Parallelize {
+            at: 0,
+            schedule: Schedule::Static,
+            chunk: None,
+            collapse: None,
+        }]
+    ));
+}

@@ -430,4 +430,25 @@ fn new_steps_verify_on_their_programs() {
         steps: vec![Step::Fission { at: 1 }, Step::ScalarReplace { at: 3 }],
     };
     assert_eq!(run(&syrk, &r, dir.path()).unwrap(), Verdict::Verified);
+    // doitgen: the whole r loop is one parallel nest once each iteration has its own
+    // copy of the work row sum[]; the last iteration gives it back (sum is an output).
+    let doitgen = setup("doitgen", dir.path());
+    assert_eq!(doitgen.len(), 1);
+    let r = Recipe {
+        steps: vec![Step::Parallelize {
+            at: 0,
+            schedule: Schedule::Static,
+            chunk: None,
+            collapse: None,
+        }],
+    };
+    let t = apply(
+        &doitgen[0].program,
+        doitgen[0].nest.region,
+        doitgen[0].nest.root,
+        &r,
+    )
+    .unwrap();
+    assert!(t.openmp && t.root.var == "r");
+    assert_eq!(run(&doitgen[0], &r, dir.path()).unwrap(), Verdict::Verified);
 }

@@ -409,6 +409,7 @@ impl<'a> Lowerer<'a> {
             pos,
             end: self.end_pos(span),
             directives,
+            private_arrays: Vec::new(),
         })
     }
 

@@ -50,6 +50,7 @@ mod fission;
 mod fuse;
 mod interchange;
 mod parallel;
+mod privatize;
 pub(crate) mod rewrite;
 mod scalar_replace;
 mod simd;
@@ -62,6 +63,7 @@ use fission::*;
 use fuse::*;
 use interchange::*;
 use parallel::*;
+use privatize::*;
 use rewrite::*;
 use scalar_replace::*;
 use simd::*;
@@ -214,11 +216,14 @@ pub fn apply(
             names,
             arrays,
             new_scalars: Vec::new(),
+            new_arrays: Vec::new(),
         };
         let nest = loop_at_path_mut(&mut regions[region].body, &path);
         let post = apply_step(nest, step, &mut cx)?;
         let new_scalars = cx.new_scalars;
+        let new_arrays = cx.new_arrays;
         prog.scalars.extend(new_scalars);
+        prog.arrays.extend(new_arrays);
         openmp |= matches!(step, Step::Parallelize { .. } | Step::Vectorize { .. });
         renumber(&mut prog.regions[region].body);
         renumber_statements(&mut prog.regions[region].body);
@@ -251,6 +256,8 @@ struct Ctx<'a> {
     arrays: &'a [Array],
     /// Local scalars the step declares.
     new_scalars: Vec<Scalar>,
+    /// Local arrays the step declares.
+    new_arrays: Vec<Array>,
 }
 
 impl Ctx<'_> {
@@ -442,6 +449,7 @@ mod tests {
                 chunk: None,
                 lastprivate: Vec::new(),
             }],
+            private_arrays: Vec::new(),
         };
         assert_eq!(l.collapse(), Some(3));
         l.directives = vec![Directive::OmpSimd {
@@ -468,6 +476,7 @@ mod tests {
             pos: Default::default(),
             end: Default::default(),
             directives: Vec::new(),
+            private_arrays: Vec::new(),
         };
         let mut i = t.clone();
         i.var = "i".into();

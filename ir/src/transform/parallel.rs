@@ -8,7 +8,7 @@ pub(crate) fn parallelize(
     chunk: Option<u32>,
     collapse: Option<u32>,
     inside_parallel: bool,
-    cx: &Ctx,
+    cx: &mut Ctx,
 ) -> Result<(), Refusal> {
     if l.kind != LoopKind::Map {
         return Err(cx.illegal(format!(
@@ -42,6 +42,13 @@ pub(crate) fn parallelize(
         check_pragma_free(&band[1..], cx.k)?;
         let vars: Vec<&str> = band.iter().map(|x| x.var.as_str()).collect();
         for x in &band {
+            if !x.private_arrays.is_empty() {
+                return Err(cx.na(format!(
+                    "collapse over loop '{}', which needs a copy of {} per iteration",
+                    x.var,
+                    x.private_arrays.join(", ")
+                )));
+            }
             if x.kind != LoopKind::Map {
                 return Err(cx.illegal(format!(
                     "loop '{}' of the collapsed band is {}, not parallel",
@@ -60,6 +67,8 @@ pub(crate) fn parallelize(
             }
         }
     }
+    // Arrays each iteration writes before reading get a copy per iteration.
+    privatize_arrays(l, cx)?;
     let lastprivate = written_outside_decls(l);
     l.directives.push(Directive::OmpParallelFor {
         collapse,

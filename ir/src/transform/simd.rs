@@ -16,6 +16,13 @@ pub(crate) fn vectorize(l: &mut Loop, width: Option<u32>, cx: &Ctx) -> Result<()
     if l.has_directives() {
         return Err(cx.na(format!("loop '{}' already carries a directive", l.var)));
     }
+    if !l.private_arrays.is_empty() {
+        return Err(cx.illegal(format!(
+            "loop '{}' is parallel only with a copy of {} per iteration",
+            l.var,
+            l.private_arrays.join(", ")
+        )));
+    }
     if let Some(w) = width {
         if !(2..=64).contains(&w) || !w.is_power_of_two() {
             return Err(cx.na(format!("simd width {w} (a power of two in 2..=64)")));
