@@ -390,6 +390,7 @@ pub fn nest_function_with(
                 schedule: None,
                 chunk: None,
                 lastprivate: written_outside_decls(l),
+                reduction: Vec::new(),
             }
             .to_string(),
         )

@@ -234,8 +234,9 @@ pub fn region_code(region: &Region, indent: &str, c89: bool) -> String {
 
 /// Statements as C (see [`region_code`]), each line indented with `indent`.
 fn nodes_code(mut body: Vec<crate::program::Node>, indent: &str, c89: bool) -> String {
-    // The user's macro names, where they wrote one, rather than its number.
-    crate::transform::rewrite::rewrite_nodes(&mut body, &mut |e| match e {
+    // The user's macro names, where they wrote one, rather than its number (in
+    // statements, bounds and the array sections of reduction clauses).
+    let mut named = |e: &crate::program::Expr| match e {
         crate::program::Expr::Int {
             value,
             name: crate::program::MacroName(Some(name)),
@@ -246,6 +247,18 @@ fn nodes_code(mut body: Vec<crate::program::Node>, indent: &str, c89: bool) -> S
             name: crate::program::MacroName::default(),
         }),
         _ => None,
+    };
+    crate::transform::rewrite::rewrite_nodes(&mut body, &mut named);
+    for_each_loop_mut(&mut body, &mut |l| {
+        for d in &mut l.directives {
+            if let crate::program::Directive::OmpParallelFor { reduction, .. } = d {
+                for item in reduction {
+                    for e in &mut item.section {
+                        crate::transform::rewrite::rewrite(e, &mut named);
+                    }
+                }
+            }
+        }
     });
     // Loops that tune made parallel declare their variables (private to each thread);
     // under the user's own directives their clauses already say what is private.

@@ -242,8 +242,29 @@ impl Schedule {
     }
 }
 
+/// One item of a `reduction` clause: `+:s` for a scalar, `+:y[0:N]` for a whole array
+/// (`section` holds the array's extents; empty for a scalar).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReductionItem {
+    /// `+` or `*`.
+    pub op: char,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub section: Vec<Expr>,
+}
+
+impl fmt::Display for ReductionItem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.op, self.name)?;
+        for d in &self.section {
+            write!(f, "[0:{}]", crate::print::expr(d))?;
+        }
+        Ok(())
+    }
+}
+
 /// A directive on a loop, printed on the line before its `for`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "directive")]
 pub enum Directive {
     /// `#pragma omp parallel for [collapse(n)] [schedule(kind[, chunk])] [lastprivate(..)]`
@@ -257,6 +278,9 @@ pub enum Directive {
         /// Scalars written in the loop and read after it.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         lastprivate: Vec<String>,
+        /// `reduction(...)` clauses: scalars, and whole arrays as sections.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reduction: Vec<ReductionItem>,
     },
     /// `#pragma omp simd [simdlen(w)] [lastprivate(..)]`
     OmpSimd {
@@ -342,6 +366,7 @@ impl fmt::Display for Directive {
                 schedule,
                 chunk,
                 lastprivate: vars,
+                reduction,
             } => {
                 f.write_str("#pragma omp parallel for")?;
                 if let Some(n) = collapse {
@@ -354,7 +379,11 @@ impl fmt::Display for Directive {
                     }
                     f.write_str(")")?;
                 }
-                lastprivate(f, vars)
+                lastprivate(f, vars)?;
+                for r in reduction {
+                    write!(f, " reduction({r})")?;
+                }
+                Ok(())
             }
             Directive::OmpSimd {
                 simdlen,
@@ -776,10 +805,22 @@ mod directive_tests {
             schedule: Some(Schedule::Dynamic),
             chunk: Some(4),
             lastprivate: vec!["t".into(), "u".into()],
+            reduction: vec![
+                ReductionItem {
+                    op: '+',
+                    name: "s".into(),
+                    section: Vec::new(),
+                },
+                ReductionItem {
+                    op: '+',
+                    name: "y".into(),
+                    section: vec![Expr::int(40)],
+                },
+            ],
         };
         assert_eq!(
             par.to_string(),
-            "#pragma omp parallel for collapse(2) schedule(dynamic, 4) lastprivate(t, u)"
+            "#pragma omp parallel for collapse(2) schedule(dynamic, 4) lastprivate(t, u) reduction(+:s) reduction(+:y[0:40])"
         );
         let simd = Directive::OmpSimd {
             simdlen: Some(8),

@@ -531,3 +531,19 @@ fn parallelize_with_a_private_copy_of_a_work_row() {
         }]
     ));
 }
+
+#[test]
+fn parallelize_a_reduction_loop_with_an_array_section() {
+    // atax: every i adds its row's contribution to all of y[]: a reduction over the
+    // whole array, one copy per thread.
+    insta::assert_snapshot!(transformed(
+        "atax",
+        1,
+        vec![Step::Parallelize {
+            at: 0,
+            schedule: Schedule::Static,
+            chunk: None,
+            collapse: None,
+        }]
+    ));
+}

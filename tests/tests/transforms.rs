@@ -451,4 +451,20 @@ fn new_steps_verify_on_their_programs() {
     .unwrap();
     assert!(t.openmp && t.root.var == "r");
     assert_eq!(run(&doitgen[0], &r, dir.path()).unwrap(), Verdict::Verified);
+    // atax: the i loop adds every row's share to all of y[]: parallel with a reduction
+    // over the whole array.
+    let atax = setup("atax", dir.path());
+    let r = Recipe {
+        steps: vec![Step::Parallelize {
+            at: 0,
+            schedule: Schedule::Static,
+            chunk: None,
+            collapse: None,
+        }],
+    };
+    let t = apply(&atax[1].program, atax[1].nest.region, atax[1].nest.root, &r).unwrap();
+    assert!(t.root.directives[0]
+        .to_string()
+        .contains("reduction(+:y[0:"));
+    assert_eq!(run(&atax[1], &r, dir.path()).unwrap(), Verdict::Verified);
 }

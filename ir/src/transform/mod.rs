@@ -37,10 +37,10 @@
 
 use crate::affine::{affine_of, Affine};
 use crate::codegen::written_outside_decls;
-use crate::deps::{analyze, AccessRef, Analysis, Dependence, Dir};
+use crate::deps::{analyze, AccessRef, Analysis, Dependence, Dir, RedOp};
 use crate::program::{
     Array, Assign, AssignOp, BinOp, DType, Decl, Directive, Expr, If, Loop, LoopCmp, LoopKind,
-    Node, Program, Scalar, ScalarOrigin,
+    Node, Program, ReductionItem, Scalar, ScalarOrigin,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
@@ -322,7 +322,15 @@ fn apply_step(nest: &mut Loop, step: &Step, cx: &mut Ctx) -> Result<Option<Post>
             ..
         } => {
             let l = loop_at_mut(nest, at).expect("loop");
-            parallelize(l, *schedule, *chunk, *collapse, inside_parallel, cx)?
+            parallelize(
+                l,
+                *schedule,
+                *chunk,
+                *collapse,
+                inside_parallel,
+                at == 0,
+                cx,
+            )?
         }
         Step::Vectorize { width, .. } => {
             vectorize(loop_at_mut(nest, at).expect("loop"), *width, cx)?
@@ -448,6 +456,7 @@ mod tests {
                 schedule: Some(Schedule::Static),
                 chunk: None,
                 lastprivate: Vec::new(),
+                reduction: Vec::new(),
             }],
             private_arrays: Vec::new(),
         };

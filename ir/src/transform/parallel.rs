@@ -1,4 +1,4 @@
-//! OpenMP parallelization: schedule, chunk, collapse.
+//! OpenMP parallelization: schedule, chunk, collapse, reductions.
 
 use super::*;
 
@@ -8,15 +8,26 @@ pub(crate) fn parallelize(
     chunk: Option<u32>,
     collapse: Option<u32>,
     inside_parallel: bool,
+    outermost: bool,
     cx: &mut Ctx,
 ) -> Result<(), Refusal> {
-    if l.kind != LoopKind::Map {
+    if l.kind == LoopKind::Loop {
         return Err(cx.illegal(format!(
             "loop '{}' is {}, not parallel",
             l.var,
             l.kind.verdict()
         )));
     }
+    // A reduction loop runs in parallel with a copy of each reduced location per
+    // thread, combined at the end (`reduction` clauses).
+    let reduction = if l.kind == LoopKind::Reduction {
+        if collapse.is_some() {
+            return Err(cx.na(format!("collapse over the reduction loop '{}'", l.var)));
+        }
+        reduction_items(l, outermost, cx)?
+    } else {
+        Vec::new()
+    };
     if inside_parallel
         || crate::program::loops(&l.body)
             .iter()
@@ -69,12 +80,86 @@ pub(crate) fn parallelize(
     }
     // Arrays each iteration writes before reading get a copy per iteration.
     privatize_arrays(l, cx)?;
-    let lastprivate = written_outside_decls(l);
+    let mut lastprivate = written_outside_decls(l);
+    lastprivate.retain(|v| !reduction.iter().any(|r| r.name == *v));
     l.directives.push(Directive::OmpParallelFor {
         collapse,
         schedule: Some(schedule),
         chunk,
         lastprivate,
+        reduction,
     });
     Ok(())
+}
+
+/// The largest array a reduction copies per thread, in bytes (on the thread's stack).
+const MAX_REDUCTION_BYTES: i64 = 256 * 1024;
+
+/// The locations the dependences carried by reduction loop `l` run between, each with
+/// its operator: scalars as they are, arrays as a section over the whole array.
+/// Arrays are reduced only by the nest's outermost loop: each run of the loop copies
+/// the whole array per thread.
+fn reduction_items(l: &Loop, outermost: bool, cx: &Ctx) -> Result<Vec<ReductionItem>, Refusal> {
+    let an = cx.an;
+    let private_scalars = an.private_scalars.get(&l.id);
+    let private_arrays = an.private_arrays.get(&l.id);
+    let mut found: Vec<(&str, RedOp)> = Vec::new();
+    for d in an.deps.iter().filter(|d| d.carrier() == Some(l.id)) {
+        let a = &an.accesses[d.source];
+        if a.private_in.contains(&l.id)
+            || private_scalars.is_some_and(|p| p.contains(&a.array))
+            || private_arrays.is_some_and(|p| p.iter().any(|x| x.name == a.array))
+        {
+            continue;
+        }
+        for x in [&an.accesses[d.source], &an.accesses[d.sink]] {
+            let Some(op) = x.reduction else {
+                return Err(cx.illegal(format!(
+                    "'{}' is carried by loop '{}' outside a reduction statement",
+                    x.array, l.var
+                )));
+            };
+            match found.iter().find(|(n, _)| *n == x.array) {
+                Some((_, o)) if *o != op => {
+                    return Err(cx.na(format!("'{}' is reduced with two operators", x.array)))
+                }
+                Some(_) => {}
+                None => found.push((&x.array, op)),
+            }
+        }
+    }
+    found
+        .into_iter()
+        .map(|(name, op)| {
+            let op = match op {
+                RedOp::Sum => '+',
+                RedOp::Product => '*',
+            };
+            let section = match cx.arrays.iter().find(|a| a.name == name) {
+                None => Vec::new(),
+                Some(_) if !outermost => {
+                    return Err(cx.na(format!(
+                        "reduction over array '{name}' by a loop inside the nest (a copy of the array per run of the loop)"
+                    )))
+                }
+                Some(a) => {
+                    let bytes = a.extents.iter().try_fold(a.dtype.size() as i64, |b, e| {
+                        e.filter(|n| *n > 0).map(|n| b.saturating_mul(n))
+                    });
+                    if !bytes.is_some_and(|b| b <= MAX_REDUCTION_BYTES) {
+                        return Err(cx.na(format!(
+                            "reduction over array '{name}' (a copy per thread needs known extents of at most {} KiB)",
+                            MAX_REDUCTION_BYTES / 1024
+                        )));
+                    }
+                    a.dims.clone()
+                }
+            };
+            Ok(ReductionItem {
+                op,
+                name: name.to_string(),
+                section,
+            })
+        })
+        .collect()
 }

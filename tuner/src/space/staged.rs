@@ -118,18 +118,14 @@ fn tile(s: &mut Sampled, rng: &mut Rng) {
 }
 
 /// Parallelization of an outermost parallel loop, sometimes collapsed with the
-/// parallel loop right inside it.
+/// parallel loop right inside it; where the nest has no parallel loop, of its outermost
+/// reduction loop (with `reduction` clauses).
 fn parallelize(s: &mut Sampled, rng: &mut Rng) {
     if rng.chance(0.8) {
         if let Some(root) = s.root_loop() {
             let all = preorder(&root);
-            let maps: Vec<usize> = all
-                .iter()
-                .enumerate()
-                .filter(|(_, l)| l.kind == LoopKind::Map)
-                .map(|(p, _)| p)
-                .collect();
-            if let Some(&at) = maps.first() {
+            let outermost = |kind: LoopKind| all.iter().position(|l| l.kind == kind);
+            if let Some(at) = outermost(LoopKind::Map).or_else(|| outermost(LoopKind::Reduction)) {
                 let schedule = if rng.chance(0.8) {
                     Schedule::Static
                 } else {
