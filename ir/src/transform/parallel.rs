@@ -146,7 +146,7 @@ fn reduction_items(l: &Loop, outermost: bool, cx: &Ctx) -> Result<Vec<ReductionI
                     let bytes = a.extents.iter().try_fold(a.dtype.size() as i64, |b, e| {
                         e.filter(|n| *n > 0).map(|n| b.saturating_mul(n))
                     });
-                    if !bytes.is_some_and(|b| b <= MAX_REDUCTION_BYTES) {
+                    if bytes.is_none_or(|b| b > MAX_REDUCTION_BYTES) {
                         return Err(cx.na(format!(
                             "reduction over array '{name}' (a copy per thread needs known extents of at most {} KiB)",
                             MAX_REDUCTION_BYTES / 1024
