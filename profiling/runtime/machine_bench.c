@@ -154,6 +154,50 @@ static NOINLINE TUNE_NO_LIBCALLS void k_triad(double *restrict a, const double *
     }
 }
 
+/* Cache mode: the load and triad kernels over arrays that fit a cache level, repeated
+ * INNER times inside one parallel region (each thread keeps its own slice, so the data
+ * stays in its cache and no fork or barrier is timed between repetitions). */
+static NOINLINE double k_load_rep(const double *restrict a, long nblk, long inner) {
+    double total = 0.0;
+#pragma omp parallel reduction(+ : total)
+    {
+        double acc[BLOCK];
+        for (int j = 0; j < BLOCK; j++)
+            acc[j] = 0.0;
+        for (long r = 0; r < inner; r++) {
+#pragma omp for schedule(static) nowait
+            for (long k = 0; k < nblk; k++) {
+                const double *p = a + k * BLOCK;
+                for (int j = 0; j < BLOCK; j++)
+                    acc[j] += p[j];
+            }
+        }
+        double s = 0.0;
+        for (int j = 0; j < BLOCK; j++)
+            s += acc[j];
+        total += s;
+    }
+    return total;
+}
+
+static NOINLINE TUNE_NO_LIBCALLS void k_triad_rep(double *restrict a, const double *restrict b,
+                                                  const double *restrict c, long nblk,
+                                                  long inner) {
+#pragma omp parallel
+    for (long r = 0; r < inner; r++) {
+        /* a different scalar each time: no repetition is redundant */
+        double s = 0.5 + 1e-9 * (double)r;
+#pragma omp for schedule(static) nowait
+        for (long k = 0; k < nblk; k++) {
+            double *restrict p = a + k * BLOCK;
+            const double *restrict q = b + k * BLOCK;
+            const double *restrict t = c + k * BLOCK;
+            for (int j = 0; j < BLOCK; j++)
+                p[j] = q[j] + s * t[j];
+        }
+    }
+}
+
 /* ------------------------------------------------------------------ peak flops */
 
 /* All chains start near 1 and stay there: x -> x*M + A has its fixed point at
@@ -321,15 +365,53 @@ static void json_number(const char *name, double v, int last) {
         printf("\"%s\": null%s", name, last ? "" : ", ");
 }
 
+/* Cache mode (a fifth argument INNER): load and triad bandwidth with arrays that stay
+ * in a cache, each timed repetition running the kernel INNER times. */
+static int cache_mode(long nblk, int reps, int threads, long inner) {
+    size_t bytes = (size_t)nblk * BLOCK * sizeof(double);
+    double n = (double)nblk * BLOCK * (double)inner;
+    double *a = alloc_array(bytes), *b = alloc_array(bytes), *c = alloc_array(bytes);
+    if (!a || !b || !c) {
+        fprintf(stderr, "machine_bench: cannot allocate 3 x %zu bytes\n", bytes);
+        return 1;
+    }
+    init_arrays(a, b, c, nblk);
+    double best_load = 1e30, best_triad = 1e30, check = 0.0;
+    check += k_load_rep(a, nblk, 1); /* warm the caches */
+    k_triad_rep(a, b, c, nblk, 1);
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        check += k_load_rep(a, nblk, inner);
+        double t1 = now();
+        k_triad_rep(a, b, c, nblk, inner);
+        double t2 = now();
+        if (t1 - t0 < best_load) best_load = t1 - t0;
+        if (t2 - t1 < best_triad) best_triad = t2 - t1;
+    }
+    check += a[0] + a[nblk * BLOCK - 1];
+    sink = check;
+    printf("{\"threads\": %d, \"array_bytes\": %zu, \"inner\": %ld, \"bandwidth\": {", threads,
+           bytes, inner);
+    json_number("load", 8.0 * n / best_load * 1e-9, 0);
+    json_number("triad", 24.0 * n / best_triad * 1e-9, 1);
+    printf("}, \"checksum\": %.17g}\n", check);
+    free(a);
+    free(b);
+    free(c);
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    if (argc < 4 || argc > 5) {
-        fprintf(stderr, "usage: %s ARRAY_BYTES REPETITIONS THREADS [MIN_SECONDS]\n", argv[0]);
+    if (argc < 4 || argc > 6) {
+        fprintf(stderr, "usage: %s ARRAY_BYTES REPETITIONS THREADS [MIN_SECONDS [INNER]]\n",
+                argv[0]);
         return 2;
     }
     long long array_bytes = atoll(argv[1]);
     int reps = atoi(argv[2]);
     int threads = atoi(argv[3]);
-    double min_seconds = argc == 5 ? atof(argv[4]) : 0.2;
+    double min_seconds = argc >= 5 ? atof(argv[4]) : 0.2;
+    long inner = argc == 6 ? atol(argv[5]) : 0;
     if (array_bytes < (long long)(BLOCK * sizeof(double)) || reps < 1 || threads < 1 ||
         !(min_seconds > 0)) {
         fprintf(stderr, "machine_bench: bad arguments\n");
@@ -339,6 +421,13 @@ int main(int argc, char **argv) {
     omp_set_num_threads(threads);
 
     long nblk = (long)(array_bytes / (long long)(BLOCK * sizeof(double)));
+    if (argc == 6) {
+        if (inner < 1) {
+            fprintf(stderr, "machine_bench: bad arguments\n");
+            return 2;
+        }
+        return cache_mode(nblk, reps, threads, inner);
+    }
     size_t bytes = (size_t)nblk * BLOCK * sizeof(double);
     double n = (double)nblk * BLOCK;
     double *a = alloc_array(bytes), *b = alloc_array(bytes), *c = alloc_array(bytes);

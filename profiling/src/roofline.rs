@@ -8,9 +8,89 @@ use std::fmt::Write;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Roof {
     pub peak_gflops: f64,
+    /// DRAM bandwidth.
     pub bandwidth_gbs: f64,
     /// Where the numbers come from (e.g. "tune machine, 1 thread, AVX-512 FMA / triad").
     pub source: String,
+    /// The cache levels' roofs, smallest first: a nest whose data fits a level is held
+    /// against that level's bandwidth.
+    #[serde(default)]
+    pub caches: Vec<CacheRoof>,
+}
+
+/// The bandwidth roof of one cache level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheRoof {
+    pub level: u32,
+    /// Bytes the measured threads keep at this level.
+    pub capacity_bytes: u64,
+    pub bandwidth_gbs: f64,
+}
+
+impl Roof {
+    /// The roof for a machine's threads (`all`: every thread, else one), cache levels
+    /// included.
+    pub fn of(m: &crate::machine::MachineInfo, all: bool) -> Roof {
+        let (peak, dram, caches, who) = if all {
+            (
+                m.best_peak_all(),
+                m.bandwidth_all.triad,
+                &m.cache_bandwidth_all,
+                format!("{} threads", m.threads),
+            )
+        } else {
+            (
+                m.best_peak_1(),
+                m.bandwidth_1.triad,
+                &m.cache_bandwidth_1,
+                "1 thread".to_string(),
+            )
+        };
+        let caches: Vec<CacheRoof> = caches
+            .iter()
+            .map(|c| CacheRoof {
+                level: c.level,
+                capacity_bytes: c.capacity_bytes,
+                bandwidth_gbs: c.roof(),
+            })
+            .collect();
+        Roof {
+            peak_gflops: peak,
+            bandwidth_gbs: dram,
+            source: format!(
+                "tune machine, {who}: best FMA peak; {}DRAM triad",
+                if caches.is_empty() {
+                    "".to_string()
+                } else {
+                    "cache levels' load/triad, ".to_string()
+                }
+            ),
+            caches,
+        }
+    }
+
+    /// The memory level data of `footprint` bytes lives in, and the bandwidth it can be
+    /// streamed at: the part that fits a faster level comes at that level's rate (an
+    /// inclusive hierarchy, warm caches), the rest at the level's own.
+    pub fn memory(&self, footprint: u64) -> (Bound, f64) {
+        let f = footprint as f64;
+        let mut seconds_per_byte = 0.0;
+        let mut below = 0.0;
+        for c in &self.caches {
+            let cap = c.capacity_bytes as f64;
+            let here = (f.min(cap) - below).max(0.0);
+            seconds_per_byte += here / c.bandwidth_gbs.max(1e-12);
+            if footprint > 0 && f <= cap {
+                return (Bound::cache(c.level), f / seconds_per_byte.max(1e-30));
+            }
+            below = below.max(cap);
+        }
+        if footprint == 0 || self.caches.is_empty() {
+            return (Bound::Dram, self.bandwidth_gbs);
+        }
+        seconds_per_byte += (f - below).max(0.0) / self.bandwidth_gbs.max(1e-12);
+        (Bound::Dram, f / seconds_per_byte.max(1e-30))
+    }
 }
 
 /// Which bytes a row's operational intensity counts.
@@ -27,12 +107,28 @@ pub enum BytesKind {
 /// Which roof bounds a nest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Bound {
-    /// Memory bandwidth × operational intensity is below the peak.
+    /// DRAM bandwidth × operational intensity is below the peak.
     #[serde(rename = "DRAM")]
     Dram,
+    /// The bandwidth of the cache level the data fits in.
+    L1,
+    L2,
+    L3,
+    L4,
     /// The floating-point peak.
     #[serde(rename = "FP peak")]
     FpPeak,
+}
+
+impl Bound {
+    fn cache(level: u32) -> Bound {
+        match level {
+            1 => Bound::L1,
+            2 => Bound::L2,
+            3 => Bound::L3,
+            _ => Bound::L4,
+        }
+    }
 }
 
 impl std::fmt::Display for BytesKind {
@@ -48,9 +144,24 @@ impl std::fmt::Display for Bound {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.pad(match self {
             Bound::Dram => "DRAM",
-            Bound::FpPeak => "FP peak",
+            Bound::L1 => "L1",
+            Bound::L2 => "L2",
+            Bound::L3 => "L3",
+            Bound::L4 => "L4",
+            Bound::FpPeak => "FP",
         })
     }
+}
+
+/// What a nest did in the time a row holds it to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Work {
+    pub flops: u64,
+    /// The bytes its operational intensity counts.
+    pub bytes: u64,
+    pub bytes_kind: BytesKind,
+    /// The data one run touches: the memory level it lives in gives the roof.
+    pub footprint: u64,
 }
 
 /// One nest under the roofs.
@@ -76,15 +187,13 @@ pub struct RooflineRow {
 }
 
 impl RooflineRow {
-    pub fn new(
-        nest: &str,
-        versions: usize,
-        time_s: f64,
-        flops: u64,
-        bytes: u64,
-        bytes_kind: BytesKind,
-        roof: &Roof,
-    ) -> RooflineRow {
+    pub fn new(nest: &str, versions: usize, time_s: f64, work: Work, roof: &Roof) -> RooflineRow {
+        let Work {
+            flops,
+            bytes,
+            bytes_kind,
+            footprint,
+        } = work;
         let t = time_s.max(1e-12);
         let gflops = flops as f64 / t / 1e9;
         let gbs = bytes as f64 / t / 1e9;
@@ -93,16 +202,18 @@ impl RooflineRow {
         } else {
             f64::INFINITY
         };
-        let memory_roof = roof.bandwidth_gbs * oi;
+        // The data of one run (its footprint) lives in the smallest level that holds it.
+        let (memory, bandwidth) = roof.memory(footprint);
+        let memory_roof = bandwidth * oi;
         let (attainable, bound) = if memory_roof < roof.peak_gflops {
-            (memory_roof, Bound::Dram)
+            (memory_roof, memory)
         } else {
             (roof.peak_gflops, Bound::FpPeak)
         };
         let efficiency = if flops > 0 {
             gflops / attainable.max(1e-12)
         } else {
-            gbs / roof.bandwidth_gbs.max(1e-12)
+            gbs / bandwidth.max(1e-12)
         };
         RooflineRow {
             nest: nest.to_string(),
@@ -117,7 +228,7 @@ impl RooflineRow {
             oi: if oi.is_finite() { oi } else { 0.0 },
             attainable_gflops: if flops > 0 { attainable } else { 0.0 },
             efficiency,
-            bound: if flops > 0 { bound } else { Bound::Dram },
+            bound: if flops > 0 { bound } else { memory },
         }
     }
 }
@@ -138,9 +249,13 @@ pub fn bar(fraction: f64) -> String {
 
 pub fn render(rows: &[RooflineRow], roof: &Roof) -> String {
     let mut out = String::new();
+    let mut memory = String::new();
+    for c in &roof.caches {
+        let _ = write!(memory, "L{} {:.1}, ", c.level, c.bandwidth_gbs);
+    }
     let _ = writeln!(
         out,
-        "roofline ({:.1} GFLOP/s, {:.1} GB/s: {})",
+        "roofline ({:.1} GFLOP/s; {memory}DRAM {:.1} GB/s: {})",
         roof.peak_gflops, roof.bandwidth_gbs, roof.source
     );
     let _ = writeln!(
@@ -180,31 +295,63 @@ mod tests {
             peak_gflops: 100.0,
             bandwidth_gbs: 10.0,
             source: "test".into(),
+            caches: vec![CacheRoof {
+                level: 2,
+                capacity_bytes: 1 << 20,
+                bandwidth_gbs: 50.0,
+            }],
         };
         // 1 GFLOP, 1 GB in 1 s: OI 1 -> memory roof 10 GFLOP/s binds; 1/10 efficient.
         let r = RooflineRow::new(
             "n",
             1,
             1.0,
-            1_000_000_000,
-            1_000_000_000,
-            BytesKind::Compulsory,
+            Work {
+                flops: 1_000_000_000,
+                bytes: 1_000_000_000,
+                bytes_kind: BytesKind::Compulsory,
+                footprint: 0,
+            },
             &roof,
         );
         assert_eq!(r.bound, Bound::Dram);
         assert!((r.efficiency - 0.1).abs() < 1e-12);
+        // Data of 2 MiB: half of it streams from L2 (50 GB/s), half from DRAM (10):
+        // 2 MiB in (1/50 + 1/10) MiB-seconds per GB, an effective 16.7 GB/s.
+        let (bound, bw) = roof.memory(2 << 20);
+        assert_eq!(bound, Bound::Dram);
+        assert!((bw - 2.0 / (1.0 / 50.0 + 1.0 / 10.0)).abs() < 1e-9, "{bw}");
         // OI 100: the FP peak binds.
         let r = RooflineRow::new(
             "n",
             1,
             1.0,
-            50_000_000_000,
-            500_000_000,
-            BytesKind::Compulsory,
+            Work {
+                flops: 50_000_000_000,
+                bytes: 500_000_000,
+                bytes_kind: BytesKind::Compulsory,
+                footprint: 0,
+            },
             &roof,
         );
         assert_eq!(r.bound, Bound::FpPeak);
         assert!((r.efficiency - 0.5).abs() < 1e-12);
+        // The same traffic from data that fits L2: held against L2's 50 GB/s.
+        let r = RooflineRow::new(
+            "n",
+            1,
+            1.0,
+            Work {
+                flops: 1_000_000_000,
+                bytes: 1_000_000_000,
+                bytes_kind: BytesKind::Compulsory,
+                footprint: 1 << 19,
+            },
+            &roof,
+        );
+        assert_eq!(r.bound, Bound::L2);
+        assert!((r.efficiency - 0.02).abs() < 1e-12);
+        assert_eq!(format!("{:.0}% {}", r.efficiency * 100.0, r.bound), "2% L2");
         assert_eq!(bar(0.71), "[███████░░░]");
     }
 }

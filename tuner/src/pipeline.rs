@@ -434,7 +434,13 @@ impl Pipeline {
         let efficiency = |t: f64| -> Option<f64> {
             let r = ctx.machine.map(roof_of)?;
             let (fl, by) = flops?;
-            Some(RooflineRow::new(&nest.name, 1, t, fl, by, BytesKind::Compulsory, &r).efficiency)
+            let work = profiling::roofline::Work {
+                flops: fl,
+                bytes: by,
+                bytes_kind: BytesKind::Compulsory,
+                footprint: by,
+            };
+            Some(RooflineRow::new(&nest.name, 1, t, work, &r).efficiency)
         };
         let tuned_median = tuned.as_ref().map_or(base.stats.median, |s| s.median);
         Ok(NestReport {
@@ -652,9 +658,5 @@ fn user_parallel(program: &ir::Program, nest: &ir::codegen::Nest) -> Vec<UserPar
 }
 
 fn roof_of(m: &MachineInfo) -> Roof {
-    Roof {
-        peak_gflops: m.best_peak_all(),
-        bandwidth_gbs: m.bandwidth_all.triad,
-        source: format!("tune machine, {} threads, peak FMA / triad", m.threads),
-    }
+    Roof::of(m, true)
 }

@@ -11,7 +11,7 @@ use profiling::machine::{machine, MachineInfo, MachineOptions};
 use profiling::measure::Measure;
 use profiling::phases::Phases;
 use profiling::report::{render_tree, NestPlace, TraceReport};
-use profiling::roofline::{self, BytesKind, Roof, RooflineRow};
+use profiling::roofline::{self, Bound, BytesKind, Roof, RooflineRow};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -311,11 +311,7 @@ fn version_model(
 
 /// The 1-thread roofline of the profiled nests.
 fn roofline_rows(m: &MachineInfo, nests: &[NestProfile]) -> (Roof, Vec<RooflineRow>) {
-    let roof = Roof {
-        peak_gflops: m.best_peak_1(),
-        bandwidth_gbs: m.bandwidth_1.triad,
-        source: "tune machine: 1 thread, best FMA peak / triad bandwidth".into(),
-    };
+    let roof = Roof::of(m, false);
     let mut rows: Vec<RooflineRow> = nests
         .iter()
         .filter(|n| !n.runs.is_empty())
@@ -323,17 +319,29 @@ fn roofline_rows(m: &MachineInfo, nests: &[NestProfile]) -> (Roof, Vec<RooflineR
             let time: f64 = n.runs.iter().map(|r| r.stats.median).sum();
             let flops: u64 = n.models.iter().map(|m| m.flops).sum();
             let dram: u64 = n.models.iter().map(|m| m.dram_bytes).sum();
-            // Modelled DRAM traffic where the model ran (zero for cache-resident
-            // nests), compulsory bytes otherwise.
-            let (bytes, kind) = if n.model_error.is_none() && !n.models.is_empty() {
+            let compulsory: u64 = n.models.iter().map(|m| m.bytes_compulsory).sum();
+            // One run's data: the level it lives in gives the roof.
+            let footprint = n
+                .models
+                .iter()
+                .map(|m| m.bytes_compulsory)
+                .max()
+                .unwrap_or(0);
+            let in_cache = roof.memory(footprint).0 != Bound::Dram;
+            // Held against DRAM: the modelled DRAM traffic where the model ran;
+            // against a cache level (or without a model): every element once.
+            let (bytes, kind) = if !in_cache && n.model_error.is_none() && !n.models.is_empty() {
                 (dram, BytesKind::ModelledDram)
             } else {
-                (
-                    n.models.iter().map(|m| m.bytes_compulsory).sum(),
-                    BytesKind::Compulsory,
-                )
+                (compulsory, BytesKind::Compulsory)
             };
-            RooflineRow::new(&n.nest, n.runs.len(), time, flops, bytes, kind, &roof)
+            let work = roofline::Work {
+                flops,
+                bytes,
+                bytes_kind: kind,
+                footprint,
+            };
+            RooflineRow::new(&n.nest, n.runs.len(), time, work, &roof)
         })
         .collect();
     roofline::set_shares(&mut rows);

@@ -85,12 +85,76 @@ pub(super) fn run_bench(
     threads: u32,
     min_seconds: f64,
 ) -> Result<BenchResult> {
+    // Generous: three kernels' worth of traffic at 0.5 GB/s per repetition, plus the
+    // peak kernels (three variants, five runs, calibration) and start-up.
+    let traffic = 7.0 * array_bytes as f64 * reps as f64 / 0.5e9;
+    let limit = Duration::from_secs_f64(120.0 + traffic + 100.0 * min_seconds);
+    let args = [
+        array_bytes.to_string(),
+        reps.to_string(),
+        threads.to_string(),
+        format!("{min_seconds}"),
+    ];
+    let stdout = run_exe(exe, &args, threads, limit)?;
+    parse_output(&stdout).map_err(|e| {
+        Error::Run(format!(
+            "machine benchmark ({threads} threads) printed unusable output: {e}"
+        ))
+    })
+}
+
+/// Load and triad bandwidth (GB/s) with `array_bytes` per array, each timed repetition
+/// running the kernels `inner` times over data that stays in cache.
+pub(super) fn run_cache_bench(
+    exe: &Path,
+    array_bytes: u64,
+    reps: u32,
+    threads: u32,
+    inner: u64,
+) -> Result<(f64, f64)> {
+    let traffic = 32.0 * array_bytes as f64 * inner as f64 * reps as f64 / 0.5e9;
+    let limit = Duration::from_secs_f64(60.0 + traffic);
+    let args = [
+        array_bytes.to_string(),
+        reps.to_string(),
+        threads.to_string(),
+        "0.2".to_string(),
+        inner.to_string(),
+    ];
+    let stdout = run_exe(exe, &args, threads, limit)?;
+    parse_cache_output(&stdout).map_err(|e| {
+        Error::Run(format!(
+            "machine benchmark ({threads} threads, cache mode) printed unusable output: {e}"
+        ))
+    })
+}
+
+pub(super) fn parse_cache_output(stdout: &str) -> std::result::Result<(f64, f64), String> {
+    #[derive(Deserialize)]
+    struct Raw {
+        bandwidth: RawCache,
+    }
+    #[derive(Deserialize)]
+    struct RawCache {
+        load: Option<f64>,
+        triad: Option<f64>,
+    }
+    let raw: Raw = serde_json::from_str(stdout.trim()).map_err(|e| e.to_string())?;
+    let need = |name: &str, v: Option<f64>| match v {
+        Some(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!("no valid {name}")),
+    };
+    Ok((
+        need("load bandwidth", raw.bandwidth.load)?,
+        need("triad bandwidth", raw.bandwidth.triad)?,
+    ))
+}
+
+/// Runs the benchmark alone on the machine with `args`; its standard output.
+fn run_exe(exe: &Path, args: &[String], threads: u32, limit: Duration) -> Result<String> {
     let _machine = crate::exclusive::alone();
     let mut child = Command::new(exe)
-        .arg(array_bytes.to_string())
-        .arg(reps.to_string())
-        .arg(threads.to_string())
-        .arg(format!("{min_seconds}"))
+        .args(args)
         .env("OMP_NUM_THREADS", threads.to_string())
         .env("OMP_PROC_BIND", "close")
         .env("OMP_PLACES", "cores")
@@ -100,11 +164,6 @@ pub(super) fn run_bench(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(io_err(exe))?;
-
-    // Generous: three kernels' worth of traffic at 0.5 GB/s per repetition, plus the
-    // peak kernels (three variants, five runs, calibration) and start-up.
-    let traffic = 7.0 * array_bytes as f64 * reps as f64 / 0.5e9;
-    let limit = Duration::from_secs_f64(120.0 + traffic + 100.0 * min_seconds);
     let start = Instant::now();
     let status = loop {
         match child.try_wait().map_err(io_err(exe))? {
@@ -134,11 +193,7 @@ pub(super) fn run_bench(
             stderr.trim()
         )));
     }
-    parse_output(&stdout).map_err(|e| {
-        Error::Run(format!(
-            "machine benchmark ({threads} threads) printed unusable output: {e}"
-        ))
-    })
+    Ok(stdout)
 }
 
 pub(super) fn parse_output(stdout: &str) -> std::result::Result<BenchResult, String> {

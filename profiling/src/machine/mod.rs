@@ -107,6 +107,30 @@ pub struct Bandwidth {
     pub triad: f64,
 }
 
+/// Bandwidth with the working set of one cache level: arrays of half the cache per
+/// thread (every instance the threads use), the kernels repeated over them so that the
+/// data stays there. GB/s, STREAM byte counting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheBandwidth {
+    /// 1 for L1, 2 for L2, ...
+    pub level: u32,
+    /// Bytes the measured threads can keep at this level (every instance they use).
+    pub capacity_bytes: u64,
+    /// Bytes per array of the kernels.
+    pub array_bytes: u64,
+    /// `s += a[i]`.
+    pub load: f64,
+    /// `a[i] = b[i] + s*c[i]`.
+    pub triad: f64,
+}
+
+impl CacheBandwidth {
+    /// The roof of this level: the faster of its load and triad kernels.
+    pub fn roof(&self) -> f64 {
+        self.load.max(self.triad)
+    }
+}
+
 /// Peak double-precision throughput in GFLOP/s (2 flops per FMA per lane).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Peak {
@@ -144,6 +168,12 @@ pub struct MachineInfo {
     pub bandwidth_1: Bandwidth,
     /// Measured on `threads` threads.
     pub bandwidth_all: Bandwidth,
+    /// Per data cache level (L1d, L2, L3), one thread.
+    #[serde(default)]
+    pub cache_bandwidth_1: Vec<CacheBandwidth>,
+    /// Per data cache level, on `threads` threads.
+    #[serde(default)]
+    pub cache_bandwidth_all: Vec<CacheBandwidth>,
     pub peak_1: Peak,
     pub peak_all: Peak,
     pub measured_at_unix: u64,
@@ -270,6 +300,8 @@ fn machine_with(
     let reps = opts.repetitions.max(1);
     let one = run_bench(&exe, array_bytes, reps, 1, min_seconds)?;
     let all = run_bench(&exe, array_bytes, reps, st.usable_threads, min_seconds)?;
+    let cache_bandwidth_1 = cache_bandwidths(&exe, &st.caches, 1)?;
+    let cache_bandwidth_all = cache_bandwidths(&exe, &st.caches, st.usable_threads)?;
     let measured_at_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -285,6 +317,8 @@ fn machine_with(
         compiler,
         bandwidth_1: one.bandwidth,
         bandwidth_all: all.bandwidth,
+        cache_bandwidth_1,
+        cache_bandwidth_all,
         peak_1: one.peak,
         peak_all: all.peak,
         measured_at_unix,
@@ -293,6 +327,33 @@ fn machine_with(
     };
     store_cached(&file, &info)?;
     Ok(info)
+}
+
+/// Load and triad bandwidth of every data cache level on `threads` threads: arrays of
+/// half the level's capacity, where the capacity counts every instance the threads use.
+fn cache_bandwidths(
+    exe: &Path,
+    caches: &[CacheLevel],
+    threads: u32,
+) -> Result<Vec<CacheBandwidth>> {
+    let mut out = Vec::new();
+    for c in data_caches(caches) {
+        let instances = (threads.max(1) as u64).div_ceil(c.shared_by_cpus.max(1) as u64);
+        let capacity_bytes = c.size_bytes * instances;
+        // Three arrays for the triad: together half the capacity.
+        let array_bytes = (capacity_bytes / 6 / 256 * 256).max(256 * threads as u64);
+        // Each timed repetition moves at least 256 MiB.
+        let inner = (256 * MIB / array_bytes).max(1);
+        let (load, triad) = bench::run_cache_bench(exe, array_bytes, 5, threads, inner)?;
+        out.push(CacheBandwidth {
+            level: c.level,
+            capacity_bytes,
+            array_bytes,
+            load,
+            triad,
+        });
+    }
+    Ok(out)
 }
 
 /// 16 hex digits of blake3(CPU model, relevant flags, compiler, benchmark source).

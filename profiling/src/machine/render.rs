@@ -56,6 +56,22 @@ pub fn render(m: &MachineInfo) -> String {
     row(&mut s, "store GB/s", Some(b1.store), Some(ba.store));
     row(&mut s, "copy GB/s", Some(b1.copy), Some(ba.copy));
     row(&mut s, "triad GB/s", Some(b1.triad), Some(ba.triad));
+    for c in &m.cache_bandwidth_1 {
+        let all = m.cache_bandwidth_all.iter().find(|x| x.level == c.level);
+        let name = format!("L{}", c.level);
+        row(
+            &mut s,
+            &format!("{name} load GB/s"),
+            Some(c.load),
+            all.map(|x| x.load),
+        );
+        row(
+            &mut s,
+            &format!("{name} triad GB/s"),
+            Some(c.triad),
+            all.map(|x| x.triad),
+        );
+    }
     let (p1, pa) = (&m.peak_1, &m.peak_all);
     row(&mut s, "scalar GFLOP/s", Some(p1.scalar), Some(pa.scalar));
     row(&mut s, "avx2 fma GFLOP/s", p1.avx2_fma, pa.avx2_fma);
@@ -67,6 +83,13 @@ pub fn render(m: &MachineInfo) -> String {
          triad 24 bytes per element; no write-allocate), best of repetitions",
         human_bytes(m.array_bytes)
     );
+    if !m.cache_bandwidth_1.is_empty() {
+        let _ = writeln!(
+            s,
+            "cache levels: arrays of half the level's capacity per thread, kernels repeated \
+             over them in one parallel region (the roofs of `tune profile` and `tune apply`)"
+        );
+    }
     let _ = writeln!(s, "peak: 2 flops per FMA per lane, best of repetitions");
     let _ = writeln!(s, "measured {}", utc_date(m.measured_at_unix));
     for n in &m.notes {

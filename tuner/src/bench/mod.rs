@@ -175,6 +175,9 @@ pub struct Roofline {
     pub bandwidth_gbs: f64,
     /// Where the roofs were measured.
     pub source: String,
+    /// The cache levels' bandwidth roofs.
+    #[serde(default)]
+    pub caches: Vec<profiling::roofline::CacheRoof>,
     /// The nests under the roofs.
     pub points: Vec<RoofPoint>,
 }
@@ -655,6 +658,7 @@ pub fn roofline(
         peak_gflops: r.peak_gflops,
         bandwidth_gbs: r.bandwidth_gbs,
         source: r.source,
+        caches: r.caches,
         points,
     }))
 }

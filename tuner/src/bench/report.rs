@@ -1,6 +1,6 @@
 //! `tune bench` reports: Markdown, JSON, and a self-contained HTML page with SVG plots.
 
-use super::svg::{bar_chart, roofline_chart, Bar, BarKind, Point};
+use super::svg::{bar_chart, roofline_chart_with, Bar, BarKind, Point};
 use super::{BenchReport, Variant};
 use profiling::stats::Class;
 use std::fmt::Write;
@@ -223,10 +223,16 @@ pub fn html(r: &BenchReport) -> String {
             })
             .collect();
         let _ = writeln!(body, "<h2>Roofline</h2><p>{}</p>", escape(&roof.source));
-        body.push_str(&roofline_chart(
+        let caches: Vec<(String, f64)> = roof
+            .caches
+            .iter()
+            .map(|c| (format!("L{}", c.level), c.bandwidth_gbs))
+            .collect();
+        body.push_str(&roofline_chart_with(
             "Nests under the roofline",
             roof.peak_gflops,
             roof.bandwidth_gbs,
+            &caches,
             &points,
         ));
     }

@@ -279,6 +279,18 @@ pub fn roofline_chart(
     bandwidth_gbs: f64,
     points: &[Point],
 ) -> String {
+    roofline_chart_with(title, peak_gflops, bandwidth_gbs, &[], points)
+}
+
+/// [`roofline_chart`] with more memory roofs (`(label, GB/s)`: the cache levels), each a
+/// dashed slope up to the peak.
+pub fn roofline_chart_with(
+    title: &str,
+    peak_gflops: f64,
+    bandwidth_gbs: f64,
+    memory_roofs: &[(String, f64)],
+    points: &[Point],
+) -> String {
     let ok = |v: f64| v.is_finite() && v > 0.0;
     let pts: Vec<&Point> = points.iter().filter(|p| ok(p.oi) && ok(p.gflops)).collect();
     if pts.is_empty() {
@@ -362,6 +374,27 @@ pub fn roofline_chart(
             num(peak),
             num(bw),
         );
+    }
+    if let Some((peak, _, _)) = roof {
+        for (label, bw) in memory_roofs.iter().filter(|(_, bw)| ok(*bw)) {
+            let x0 = 10f64.powi(x_lo).max(10f64.powi(y_lo) / bw);
+            let ridge = peak / bw;
+            if ridge <= x0 {
+                continue;
+            }
+            let (rx, ry) = (px(x(ridge)), px(y(peak)));
+            let _ = write!(
+                s,
+                "<polyline points=\"{},{} {rx},{ry}\" fill=\"none\" stroke=\"#555\" \
+                 stroke-width=\"1\" stroke-dasharray=\"6 3\"/>\
+                 <text x=\"{rx}\" y=\"{ry}\" dx=\"-4\" dy=\"14\" text-anchor=\"end\" \
+                 font-size=\"10\" fill=\"#555\">{} {} GB/s</text>",
+                px(x(x0)),
+                px(y(bw * x0)),
+                esc(label),
+                num(*bw),
+            );
+        }
     }
     for p in &pts {
         let g = groups.iter().position(|g| *g == p.group).unwrap_or(0);
