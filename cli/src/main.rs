@@ -190,7 +190,7 @@ struct ApplyArgs {
     #[arg(long, value_name = "SECS", default_value_t = 600.0)]
     timeout: f64,
     /// Timed runs of the whole program, original and tuned in rotation, in the final
-    /// check (a tuned program slower beyond the noise is given up); 0 skips it.
+    /// check (a tuned program not faster beyond the noise is given up); 0 skips it.
     #[arg(long, value_name = "N", default_value_t = 5)]
     check_runs: usize,
 }

@@ -278,7 +278,7 @@ impl Pipeline {
         report.openmp = openmp;
         // The whole program, original against tuned: a nest that won on its cutout can
         // still lose in the program (other data placement, other neighbours in the
-        // cache); a tuned program that is slower beyond the noise is given up.
+        // cache); a tuned program that is not faster beyond the noise is given up.
         let any_chosen = report.nests.iter().any(|n| !n.chosen.steps.is_empty());
         if any_chosen && self.check_runs > 0 {
             self.say(&p.name, "whole-program check");

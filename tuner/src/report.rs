@@ -189,7 +189,7 @@ pub struct ProgramCheck {
     /// Both printed the same bytes (rounding may differ where the compiler fuses
     /// multiply-adds differently).
     pub same_output: bool,
-    /// The tuned program was slower beyond the noise: the original is kept.
+    /// The tuned program was not faster beyond the noise: the original is kept.
     pub reverted: bool,
     /// How the original was built for the check.
     #[serde(default)]
@@ -227,7 +227,7 @@ pub struct ApplyReport {
 }
 
 impl ApplyReport {
-    /// Gives up every kept recipe: the whole tuned program was slower.
+    /// Gives up every kept recipe: the whole tuned program was not faster beyond the noise.
     pub fn revert(&mut self, original: String) {
         self.source = original;
         self.openmp = false;
@@ -238,8 +238,9 @@ impl ApplyReport {
             n.efficiency_after = n.efficiency_before;
             for c in n.candidates.iter_mut().filter(|c| c.kept) {
                 c.kept = false;
-                c.why
-                    .push_str("; given up: the whole tuned program was slower");
+                c.why.push_str(
+                    "; given up: the whole tuned program was not faster beyond the noise",
+                );
             }
         }
     }

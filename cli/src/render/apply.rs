@@ -44,7 +44,7 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
                     c.from.distance
                 ),
                 None if r.check.as_ref().is_some_and(|c| c.reverted) => {
-                    "untransformed (the whole tuned program was slower)".into()
+                    "untransformed (the whole tuned program was not faster beyond the noise)".into()
                 }
                 None => "untransformed (no candidate beat it beyond the noise)".into(),
             }
@@ -96,7 +96,7 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
             c.speedup,
             c.p_value,
             if c.reverted {
-                "; slower beyond the noise: the original is kept"
+                "; not faster beyond the noise: the original is kept"
             } else {
                 ""
             }
