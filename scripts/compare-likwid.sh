@@ -28,6 +28,12 @@
 # MByte = 1e6 bytes); three arrays of the same size on both sides.
 # Peak: 2 flops per FMA per lane, GFLOP = 1e9; likwid's peakflops kernels load one
 # vector per iteration from a small L1-resident array, tune's run on registers only.
+# Cache levels: for every data cache level tune measured (L1, L2, L3), its load bandwidth
+# against likwid-bench's load_<isa> kernel on the same working set (tune's array bytes:
+# half the level per thread), 1 thread (-w S0:<bytes>B:1) and all (-W N:<bytes>B:<all>),
+# best of LIKWID_REPS likwid runs with its own iteration count (a single sweep of a
+# cache-sized array is too short to time) against tune's best of 5 timed repetitions
+# of many sweeps.
 # Exit status: 0 all PASS, 1 some FAIL, 2 likwid-bench cannot run here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -77,11 +83,11 @@ maxof() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN {
   print (a + 0 > b + 0) ? a : b }'; }
 
 if grep -qw avx512f /proc/cpuinfo; then
-  ISA=avx512; STREAM=stream_avx512; PEAK=peakflops_avx512_fma; TUNE_PEAK=avx512_fma
+  ISA=avx512; STREAM=stream_avx512; PEAK=peakflops_avx512_fma; TUNE_PEAK=avx512_fma; LOAD=load_avx512
 elif grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
-  ISA=avx2; STREAM=stream_avx; PEAK=peakflops_avx_fma; TUNE_PEAK=avx2_fma
+  ISA=avx2; STREAM=stream_avx; PEAK=peakflops_avx_fma; TUNE_PEAK=avx2_fma; LOAD=load_avx
 else
-  ISA=scalar; STREAM=stream; PEAK=peakflops; TUNE_PEAK=scalar
+  ISA=scalar; STREAM=stream; PEAK=peakflops; TUNE_PEAK=scalar; LOAD=load
 fi
 if [ "$ISA" != avx512 ]; then
   say "this CPU has no AVX-512F: comparing likwid's $STREAM / $PEAK with tune's $TUNE_PEAK"
@@ -131,6 +137,25 @@ for r in $(seq 1 "$RUNS"); do
     best[likwid.triad.$tag]=$(maxof "${best[likwid.triad.$tag]:-}" "$mb")
     best[likwid.peak.$tag]=$(maxof "${best[likwid.peak.$tag]:-}" "$mf")
   done
+  # The cache levels: "tag level array_bytes load" lines from tune's JSON.
+  python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))
+for tag, key in (("1", "cache_bandwidth_1"), ("all", "cache_bandwidth_all")):
+    for c in m.get(key, []):
+        print(tag, c["level"], c["array_bytes"], c["load"])
+' "$WORK/tune.json" >"$WORK/levels"
+  while read -r tag level bytes load; do
+    if [ "$tag" = 1 ]; then ws="-w S0:${bytes}B:1"; else ws="-W N:${bytes}B:$ALL"; fi
+    # shellcheck disable=SC2086
+    if ! ml=$(likwid MByte/s "$LIKWID_REPS" -t "$LOAD" $ws); then
+      echo "likwid-bench cannot run on this machine (see above)" >&2
+      exit 2
+    fi
+    best[likwid.L$level.$tag]=$(maxof "${best[likwid.L$level.$tag]:-}" "$ml")
+    best[tune.L$level.$tag]=$(maxof "${best[tune.L$level.$tag]:-}" "$load")
+    levels="${levels:-} $level"
+  done <"$WORK/levels"
 done
 
 echo
@@ -157,4 +182,8 @@ row "triad GB/s, 1 thread" "${best[likwid.triad.1]}" "${best[tune.bandwidth_1.tr
 row "triad GB/s, $ALL threads" "${best[likwid.triad.all]}" "${best[tune.bandwidth_all.triad]}"
 row "$ISA FMA GFLOP/s, 1 thread" "${best[likwid.peak.1]}" "${best[tune.peak_1.$TUNE_PEAK]}"
 row "$ISA FMA GFLOP/s, $ALL threads" "${best[likwid.peak.all]}" "${best[tune.peak_all.$TUNE_PEAK]}"
+for level in $(printf '%s\n' ${levels:-} | sort -un); do
+  row "L$level load GB/s, 1 thread" "${best[likwid.L$level.1]:-}" "${best[tune.L$level.1]:-}"
+  row "L$level load GB/s, $ALL threads" "${best[likwid.L$level.all]:-}" "${best[tune.L$level.all]:-}"
+done
 [ "$fails" -eq 0 ]
