@@ -25,6 +25,7 @@ mod error;
 pub mod events;
 pub mod features;
 pub mod files;
+pub mod models;
 pub mod nest_bench;
 pub mod pipeline;
 pub mod profile;

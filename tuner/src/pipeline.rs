@@ -60,17 +60,7 @@ pub const COLD_RUNS: usize = 3;
 /// warm median) is ranked on warm runs alone: its cold run cannot change the outcome.
 pub const COLD_MATTERS_S: f64 = 1.0;
 
-/// The shipped model and database (`models/default/`), or `$TUNE_MODELS`.
-pub fn default_models_dir() -> PathBuf {
-    std::env::var_os("TUNE_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("..")
-                .join("models")
-                .join("default")
-        })
-}
+pub use crate::models::default_models_dir;
 
 /// How to transfer-tune.
 #[derive(Clone)]
