@@ -75,7 +75,7 @@ fn nest_edit(
     let old = crate::program::find_loop(body, root)?;
     let path = crate::transform::rewrite::path_to_loop(body, root)?;
     let mut new_body = program.regions.get(region)?.body.clone();
-    let new = crate::transform::rewrite::loop_at_path_mut(&mut new_body, &path).clone();
+    let mut new = crate::transform::rewrite::loop_at_path_mut(&mut new_body, &path).clone();
     let line = |n: u32| lines.get(n.checked_sub(1)? as usize).copied();
     let for_line = line(old.pos.line)?;
     let after = line(old.end.line + 1).unwrap_or(text.len());
@@ -93,23 +93,18 @@ fn nest_edit(
     }
     // The loop's directives stand on the lines right above it.
     let mut start = for_line;
-    // The user's parallel region stays around the loop in their file.
-    let own = |l: &crate::program::Loop| {
-        l.directives
-            .iter()
-            .filter(|d| !matches!(d, crate::program::Directive::InParallel { .. }))
-            .count()
-    };
-    for _ in 0..own(old) {
+    // The user's parallel region stays around the loop in their file: only the loop's
+    // own directives are replaced with it.
+    let in_block =
+        |d: &crate::program::Directive| matches!(d, crate::program::Directive::InParallel { .. });
+    for _ in 0..old.directives.iter().filter(|d| !in_block(d)).count() {
         let prev = text[..start.saturating_sub(1)]
             .rfind('\n')
             .map_or(0, |k| k + 1);
         crate::source::pragma_text(&text[prev..start])?;
         start = prev;
     }
-    let mut new = new;
-    new.directives
-        .retain(|d| !matches!(d, crate::program::Directive::InParallel { .. }));
+    new.directives.retain(|d| !in_block(d));
     let out = nodes_code(
         vec![crate::program::Node::Loop(new)],
         before_for,
@@ -252,17 +247,13 @@ fn nodes_code(mut body: Vec<crate::program::Node>, indent: &str, c89: bool) -> S
     for_each_loop_mut(&mut body, &mut |l| {
         for d in &mut l.directives {
             if let crate::program::Directive::OmpParallelFor { reduction, .. } = d {
-                for item in reduction {
-                    for e in &mut item.section {
-                        crate::transform::rewrite::rewrite(e, &mut named);
-                    }
+                for e in reduction.iter_mut().flat_map(|item| &mut item.section) {
+                    crate::transform::rewrite::rewrite(e, &mut named);
                 }
             }
         }
-    });
-    // Loops that tune made parallel declare their variables (private to each thread);
-    // under the user's own directives their clauses already say what is private.
-    for_each_loop_mut(&mut body, &mut |l| {
+        // Loops that tune made parallel declare their variables (private to each
+        // thread); under the user's own directives their clauses say what is private.
         if l.is_parallel_for() && !l.directives.iter().any(|d| d.is_users()) {
             l.declares_var = true;
             for_each_loop_mut(&mut l.body, &mut |inner| inner.declares_var = true);

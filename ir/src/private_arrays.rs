@@ -50,7 +50,8 @@ pub struct PrivateArray {
     pub boxes: Vec<WrittenBox>,
 }
 
-/// The largest private copy, in bytes (copies live on the threads' stacks).
+/// The largest copy of an array made per iteration or per thread (private arrays,
+/// array reductions), in bytes: copies live on the threads' stacks.
 pub const MAX_PRIVATE_BYTES: i64 = 256 * 1024;
 
 struct Access<'a> {
@@ -226,14 +227,7 @@ pub fn private_arrays(l: &Loop, arrays: &[Array]) -> Vec<PrivateArray> {
 }
 
 fn fits(a: &Array) -> bool {
-    let mut bytes = a.dtype.size() as i64;
-    for e in &a.extents {
-        match e {
-            Some(n) if *n > 0 => bytes = bytes.saturating_mul(*n),
-            _ => return false,
-        }
-    }
-    !a.extents.is_empty() && bytes <= MAX_PRIVATE_BYTES
+    a.bytes().is_some_and(|b| b <= MAX_PRIVATE_BYTES)
 }
 
 /// `l` has at least one iteration.

@@ -98,6 +98,20 @@ pub struct Array {
     pub local: bool,
 }
 
+impl Array {
+    /// Bytes of the whole array, when every extent is a known positive constant.
+    pub fn bytes(&self) -> Option<i64> {
+        if self.extents.is_empty() {
+            return None;
+        }
+        self.extents
+            .iter()
+            .try_fold(self.dtype.size() as i64, |b, e| {
+                e.filter(|n| *n > 0).map(|n| b.saturating_mul(n))
+            })
+    }
+}
+
 /// Where a scalar lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -17,6 +17,9 @@ pub struct Preprocessed {
     files: Vec<String>,
     /// The macros defined at the end of the unit (`$CC -dM -E`).
     macros: Macros,
+    /// The user's files as lines, read once each when first asked for (`files` order;
+    /// `None` when unreadable).
+    sources: Vec<std::sync::OnceLock<Option<Vec<String>>>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -107,17 +110,24 @@ impl Preprocessed {
             text,
             file: file.to_string(),
             lines,
+            sources: files.iter().map(|_| std::sync::OnceLock::new()).collect(),
             files,
             macros: Macros::default(),
         }
     }
 
     /// The line of the user's file that the preprocessed text at `offset` comes from.
-    pub fn source_line(&self, offset: usize) -> Option<String> {
+    pub fn source_line(&self, offset: usize) -> Option<&str> {
         let l = self.line_at(offset)?;
-        let source = std::fs::read_to_string(&self.files[l.file as usize]).ok()?;
-        let line = source.lines().nth(l.line.checked_sub(1)? as usize)?;
-        Some(line.to_string())
+        let file = l.file as usize;
+        let lines = self.sources[file].get_or_init(|| {
+            let text = std::fs::read_to_string(&self.files[file]).ok()?;
+            Some(text.lines().map(str::to_string).collect())
+        });
+        lines
+            .as_ref()?
+            .get(l.line.checked_sub(1)? as usize)
+            .map(String::as_str)
     }
 
     /// The macro name the user wrote where the preprocessed text has the integer
@@ -128,7 +138,7 @@ impl Preprocessed {
         let end = self.line_end(l.start);
         let pp_line = self.text[l.start..end].trim_end_matches(['\n', '\r']);
         self.macros
-            .literal_names(&line, pp_line)
+            .literal_names(line, pp_line)
             .into_iter()
             .find(|(at, _)| l.start + at == offset)
             .map(|(_, name)| name)

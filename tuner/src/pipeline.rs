@@ -421,8 +421,9 @@ impl Pipeline {
         time.building_s += builder.seconds();
         time.measuring_s += runner.seconds();
         let tuned = kept.and_then(|i| candidates[i].stats);
+        let roof = ctx.machine.map(|m| Roof::of(m, true));
         let efficiency = |t: f64| -> Option<f64> {
-            let r = ctx.machine.map(roof_of)?;
+            let r = roof.as_ref()?;
             let (fl, by) = flops?;
             let work = profiling::roofline::Work {
                 flops: fl,
@@ -430,7 +431,7 @@ impl Pipeline {
                 bytes_kind: BytesKind::Compulsory,
                 footprint: by,
             };
-            Some(RooflineRow::new(&nest.name, 1, t, work, &r).efficiency)
+            Some(RooflineRow::new(&nest.name, 1, t, work, r).efficiency)
         };
         let tuned_median = tuned.as_ref().map_or(base.stats.median, |s| s.median);
         Ok(NestReport {
@@ -645,8 +646,4 @@ fn user_parallel(program: &ir::Program, nest: &ir::codegen::Nest) -> Vec<UserPar
                 })
         })
         .collect()
-}
-
-fn roof_of(m: &MachineInfo) -> Roof {
-    Roof::of(m, true)
 }

@@ -92,9 +92,6 @@ pub(crate) fn parallelize(
     Ok(())
 }
 
-/// The largest array a reduction copies per thread, in bytes (on the thread's stack).
-const MAX_REDUCTION_BYTES: i64 = 256 * 1024;
-
 /// The locations the dependences carried by reduction loop `l` run between, each with
 /// its operator: scalars as they are, arrays as a section over the whole array.
 /// Arrays are reduced only by the nest's outermost loop: each run of the loop copies
@@ -143,13 +140,11 @@ fn reduction_items(l: &Loop, outermost: bool, cx: &Ctx) -> Result<Vec<ReductionI
                     )))
                 }
                 Some(a) => {
-                    let bytes = a.extents.iter().try_fold(a.dtype.size() as i64, |b, e| {
-                        e.filter(|n| *n > 0).map(|n| b.saturating_mul(n))
-                    });
-                    if bytes.is_none_or(|b| b > MAX_REDUCTION_BYTES) {
+                    let max = crate::private_arrays::MAX_PRIVATE_BYTES;
+                    if a.bytes().is_none_or(|b| b > max) {
                         return Err(cx.na(format!(
                             "reduction over array '{name}' (a copy per thread needs known extents of at most {} KiB)",
-                            MAX_REDUCTION_BYTES / 1024
+                            max / 1024
                         )));
                     }
                     a.dims.clone()

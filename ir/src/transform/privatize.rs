@@ -8,7 +8,8 @@ use crate::private_arrays::{BoxDim, WrittenBox};
 use crate::program::Pos;
 
 pub(crate) fn privatize_arrays(l: &mut Loop, cx: &mut Ctx) -> Result<(), Refusal> {
-    let private = crate::private_arrays::private_arrays(l, cx.arrays);
+    // What the analysis of the nest as it stands found for this loop.
+    let private = cx.an.private_arrays.get(&l.id).cloned().unwrap_or_default();
     for p in private {
         let Some(array) = cx.arrays.iter().find(|a| a.name == p.name).cloned() else {
             return Err(cx.na(format!("array '{}' is not declared", p.name)));

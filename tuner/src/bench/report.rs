@@ -1,6 +1,6 @@
 //! `tune bench` reports: Markdown, JSON, and a self-contained HTML page with SVG plots.
 
-use super::svg::{bar_chart, roofline_chart_with, Bar, BarKind, Point};
+use super::svg::{bar_chart, roofline_chart, Bar, BarKind, Point};
 use super::{BenchReport, Variant};
 use profiling::stats::Class;
 use std::fmt::Write;
@@ -228,7 +228,7 @@ pub fn html(r: &BenchReport) -> String {
             .iter()
             .map(|c| (format!("L{}", c.level), c.bandwidth_gbs))
             .collect();
-        body.push_str(&roofline_chart_with(
+        body.push_str(&roofline_chart(
             "Nests under the roofline",
             roof.peak_gflops,
             roof.bandwidth_gbs,

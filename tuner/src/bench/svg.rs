@@ -273,18 +273,10 @@ fn decade_label(k: i32) -> String {
 /// finite and positive. Axes span whole decades covering the points, the peak, a quarter to
 /// four times the ridge intensity and two decades below the peak. Groups take palette colours
 /// in order of first appearance (cycling after eight).
-pub fn roofline_chart(
-    title: &str,
-    peak_gflops: f64,
-    bandwidth_gbs: f64,
-    points: &[Point],
-) -> String {
-    roofline_chart_with(title, peak_gflops, bandwidth_gbs, &[], points)
-}
-
-/// [`roofline_chart`] with more memory roofs (`(label, GB/s)`: the cache levels), each a
+///
+/// `memory_roofs` are further bandwidth roofs (`(label, GB/s)`: the cache levels), each a
 /// dashed slope up to the peak.
-pub fn roofline_chart_with(
+pub fn roofline_chart(
     title: &str,
     peak_gflops: f64,
     bandwidth_gbs: f64,
@@ -531,7 +523,7 @@ mod tests {
             point("neg", "x<y", -1.0, 5.0),
             point("stencil", "x<y", 0.5, 30.0),
         ];
-        let svg = roofline_chart("Roofline & co", 1000.0, 100.0, &pts);
+        let svg = roofline_chart("Roofline & co", 1000.0, 100.0, &[], &pts);
         assert_valid(&svg);
         assert_eq!(svg.matches("<circle").count(), 3);
         assert_eq!(svg.matches("<polyline").count(), 1);
@@ -540,7 +532,7 @@ mod tests {
         // Three groups in the legend, one frame.
         assert_eq!(svg.matches("<rect").count(), 1 + 3);
         // No roof for a bad peak; extreme values stay finite.
-        let odd = roofline_chart("t", f64::NAN, -1.0, &[point("a", "g", 1e-300, 1e300)]);
+        let odd = roofline_chart("t", f64::NAN, -1.0, &[], &[point("a", "g", 1e-300, 1e300)]);
         assert_valid(&odd);
         assert_eq!(odd.matches("<circle").count(), 1);
         assert!(!odd.contains("<polyline"));
@@ -550,8 +542,8 @@ mod tests {
     fn empty_inputs_say_no_data() {
         for svg in [
             bar_chart("t", "x", &[], 1.0),
-            roofline_chart("t", 100.0, 10.0, &[]),
-            roofline_chart("t", 100.0, 10.0, &[point("z", "g", 0.0, 0.0)]),
+            roofline_chart("t", 100.0, 10.0, &[], &[]),
+            roofline_chart("t", 100.0, 10.0, &[], &[point("z", "g", 0.0, 0.0)]),
         ] {
             assert_valid(&svg);
             assert!(svg.contains("no data"));
