@@ -299,6 +299,11 @@ struct RunArgs {
         allow_negative_numbers = true
     )]
     save_versions: i64,
+    /// With --save-versions 1: save the invocation of each nest where half of its time
+    /// was spent instead of the first when the first is much smaller (runs the program
+    /// twice; this is what the tuning commands save).
+    #[arg(long)]
+    representative: bool,
     /// Kill the program after this many seconds.
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
@@ -344,6 +349,7 @@ fn cmd_run(a: RunArgs, program_args: Vec<String>) -> Result<i32, Error> {
         toolchain: Toolchain::default(),
         capture: false,
         save_budget: None,
+        representative: a.representative,
     };
     let summary = run_program(&cfg)?;
     if !a.quiet {

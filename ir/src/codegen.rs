@@ -239,7 +239,7 @@ pub struct Generated {
 /// Prototypes of the runtime (`profiling/runtime/tune_rt.c`).
 pub const RUNTIME_PROTOTYPES: &str = "\
 extern long tune_rt_enter(int slot, const char *name);
-extern int tune_rt_saving(long version);
+extern int tune_rt_saving(int slot, long version);
 extern void tune_rt_start(int slot);
 extern void tune_rt_stop(int slot, long version);
 extern void tune_rt_save(const char *array, const char *tag, long version, int output, const void *data, const char *descr, unsigned long elem_size, int ndim, const long *shape);
@@ -541,10 +541,12 @@ struct SaveSet<'a> {
     arrays: Vec<&'a str>,
 }
 
-/// `if (tune_rt_saving(v)) { tune_rt_save(...); ... }` at indentation `depth`.
+/// `if (tune_rt_saving(slot, v)) { tune_rt_save(...); ... }` at indentation `depth`.
+#[allow(clippy::too_many_arguments)]
 fn save_block(
     out: &mut String,
     depth: usize,
+    slot: usize,
     program: &Program,
     set: &SaveSet,
     tag: &str,
@@ -552,7 +554,7 @@ fn save_block(
     output: bool,
 ) {
     pad(out, depth);
-    let _ = writeln!(out, "if (tune_rt_saving({version})) {{");
+    let _ = writeln!(out, "if (tune_rt_saving({slot}, {version})) {{");
     let calls = set
         .scalars
         .iter()
@@ -626,13 +628,13 @@ fn region_glue(
     };
     if opts.instrument {
         let _ = writeln!(out, "  long tune_rv = tune_rt_enter({slot}, \"{tag}\");");
-        save_block(out, 1, program, &inputs, &tag, "tune_rv", false);
+        save_block(out, 1, slot, program, &inputs, &tag, "tune_rv", false);
         let _ = writeln!(out, "  tune_rt_start({slot});");
     }
     glue_body(program, region, &region.body, nests, opts, 1, out);
     if opts.instrument {
         let _ = writeln!(out, "  tune_rt_stop({slot}, tune_rv);");
-        save_block(out, 1, program, &outputs, &tag, "tune_rv", true);
+        save_block(out, 1, slot, program, &outputs, &tag, "tune_rv", true);
     }
     out.push_str("}\n");
 }
@@ -721,7 +723,7 @@ fn nest_call(program: &Program, nest: &Nest, opts: CodegenOptions, depth: usize,
             .collect(),
         arrays: nest.arrays.iter().map(|a| a.as_str()).collect(),
     };
-    save_block(out, d, program, &inputs, tag, "tune_v", false);
+    save_block(out, d, slot, program, &inputs, tag, "tune_v", false);
     pad(out, d);
     let _ = writeln!(out, "tune_rt_start({slot});");
     pad(out, d);
@@ -743,7 +745,7 @@ fn nest_call(program: &Program, nest: &Nest, opts: CodegenOptions, depth: usize,
             .map(|a| a.as_str())
             .collect(),
     };
-    save_block(out, d, program, &outputs, tag, "tune_v", true);
+    save_block(out, d, slot, program, &outputs, tag, "tune_v", true);
     pad(out, depth);
     out.push_str("}\n");
 }

@@ -9,6 +9,9 @@
  * Environment (set by tune):
  *   TUNE_RT_DATA           directory for saved data (no saving when unset)
  *   TUNE_RT_SAVE_VERSIONS  how many versions per nest/region to save (default 1)
+ *   TUNE_RT_SAVE_PLAN      "slot:version,slot:version": the one version those slots save
+ *                          (chosen by tune from an earlier run's cumulative times); other
+ *                          slots follow TUNE_RT_SAVE_VERSIONS
  *   TUNE_RT_REPORT         file that receives a JSON report at exit
  *
  * The runtime never writes to the program's stdout or stderr except for a one-line
@@ -24,6 +27,7 @@
 
 #define TUNE_RT_MAX_SLOTS 4096
 #define TUNE_RT_KEEP 64 /* per-version times kept for the first versions */
+#define TUNE_RT_MARKS 128 /* cumulative-time marks per slot (stride doubles when full) */
 
 struct tune_rt_slot {
   const char *name;
@@ -32,6 +36,12 @@ struct tune_rt_slot {
   double started, save_at_start;
   long kept;
   double times[TUNE_RT_KEEP];
+  /* (invocations done, cumulative time) every mark_stride invocations: where in the
+     sequence of versions the time was spent, in bounded memory */
+  long mark_stride;
+  int nmarks;
+  long mark_v[TUNE_RT_MARKS];
+  double mark_t[TUNE_RT_MARKS];
 };
 
 static struct tune_rt_slot tune_rt_slots[TUNE_RT_MAX_SLOTS];
@@ -39,6 +49,7 @@ static int tune_rt_nslots;
 static int tune_rt_ready;
 static const char *tune_rt_data;
 static long tune_rt_versions = 1;
+static long *tune_rt_plan; /* per slot: the one version to save, or -1 */
 static double tune_rt_save_seconds;
 static FILE *tune_rt_saved_log; /* one JSON object per saved file, in memory */
 static char *tune_rt_saved_buf;
@@ -80,6 +91,9 @@ static void tune_rt_report(void)
             s->invocations, s->total, s->invocations ? s->min : 0.0, s->max);
     for (long k = 0; k < s->kept; k++)
       fprintf(f, "%s%.9e", k ? "," : "", s->times[k]);
+    fprintf(f, "],\"marks\":[");
+    for (int k = 0; k < s->nmarks; k++)
+      fprintf(f, "%s[%ld,%.9e]", k ? "," : "", s->mark_v[k], s->mark_t[k]);
     fprintf(f, "]}");
   }
   fprintf(f, "],\"save_s\":%.9e,\"save_failed\":%s,\"saved\":[", tune_rt_save_seconds,
@@ -102,6 +116,28 @@ static void tune_rt_init(void)
   const char *v = getenv("TUNE_RT_SAVE_VERSIONS");
   if (v)
     tune_rt_versions = atol(v);
+  const char *plan = getenv("TUNE_RT_SAVE_PLAN");
+  if (plan && *plan) {
+    tune_rt_plan = malloc(sizeof(long) * TUNE_RT_MAX_SLOTS);
+    if (tune_rt_plan) {
+      for (int i = 0; i < TUNE_RT_MAX_SLOTS; i++)
+        tune_rt_plan[i] = -1;
+      const char *p = plan;
+      while (*p) {
+        char *end;
+        long slot = strtol(p, &end, 10);
+        if (end == p || *end != ':')
+          break;
+        p = end + 1;
+        long version = strtol(p, &end, 10);
+        if (end == p)
+          break;
+        if (slot >= 0 && slot < TUNE_RT_MAX_SLOTS && version >= 0)
+          tune_rt_plan[slot] = version;
+        p = *end == ',' ? end + 1 : end;
+      }
+    }
+  }
   tune_rt_saved_log = open_memstream(&tune_rt_saved_buf, &tune_rt_saved_len);
   atexit(tune_rt_report);
 }
@@ -117,9 +153,13 @@ long tune_rt_enter(int slot, const char *name)
   return tune_rt_slots[slot].invocations++;
 }
 
-int tune_rt_saving(long version)
+int tune_rt_saving(int slot, long version)
 {
-  return tune_rt_data != NULL && !tune_rt_failed && (tune_rt_versions < 0 || version < tune_rt_versions);
+  if (tune_rt_data == NULL || tune_rt_failed)
+    return 0;
+  if (tune_rt_plan && slot >= 0 && slot < TUNE_RT_MAX_SLOTS && tune_rt_plan[slot] >= 0)
+    return version == tune_rt_plan[slot];
+  return tune_rt_versions < 0 || version < tune_rt_versions;
 }
 
 void tune_rt_start(int slot)
@@ -146,6 +186,26 @@ void tune_rt_stop(int slot, long version)
     s->max = t;
   if (version < TUNE_RT_KEEP && version == s->kept)
     s->times[s->kept++] = t;
+  long done = version + 1;
+  if (s->mark_stride == 0)
+    s->mark_stride = 1;
+  if (done % s->mark_stride == 0) {
+    if (s->nmarks == TUNE_RT_MARKS) {
+      /* keep the marks at multiples of twice the stride */
+      int k = 0;
+      for (int m = 1; m < TUNE_RT_MARKS; m += 2, k++) {
+        s->mark_v[k] = s->mark_v[m];
+        s->mark_t[k] = s->mark_t[m];
+      }
+      s->nmarks = k;
+      s->mark_stride *= 2;
+    }
+    if (done % s->mark_stride == 0) {
+      s->mark_v[s->nmarks] = done;
+      s->mark_t[s->nmarks] = s->total;
+      s->nmarks++;
+    }
+  }
 }
 
 static int tune_rt_mkdirs(const char *path)

@@ -175,6 +175,9 @@ pub struct Cutout {
     /// handed to a static kernel). The values are the saved ones, so nothing changes
     /// what the nest computes.
     constants: HashMap<String, String>,
+    /// The version tuning measures: the first saved one (the dry run saves the
+    /// invocation that stands for the nest, `tuner::versions`).
+    pub version: u64,
 }
 
 fn c_string(s: &str) -> String {
@@ -184,12 +187,14 @@ fn c_string(s: &str) -> String {
 impl Cutout {
     pub fn new(program: Program, nest: Nest, data_dir: PathBuf, cflags: Vec<String>) -> Cutout {
         let constants = shared_integer_inputs(&data_dir, &nest);
+        let version = first_saved_version(&data_dir, &nest);
         Cutout {
             program,
             nest,
             data_dir,
             cflags,
             constants,
+            version,
         }
     }
 
@@ -412,6 +417,7 @@ impl Cutout {
                 timeout: Some(timeout),
                 args,
                 capture: true,
+                ..Default::default()
             },
             &dir,
         )?;
@@ -581,6 +587,11 @@ fn shared_integer_inputs(data: &Path, nest: &Nest) -> HashMap<String, String> {
         }
     }
     out
+}
+
+/// The first version of `nest` whose inputs were saved (0 when none was).
+pub fn first_saved_version(data: &Path, nest: &Nest) -> u64 {
+    saved_versions(data, nest).first().copied().unwrap_or(0)
 }
 
 /// Versions of `nest` whose inputs were saved.

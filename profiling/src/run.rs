@@ -46,6 +46,10 @@ pub struct SlotReport {
     pub max_s: f64,
     /// Time of each of the first versions.
     pub times_s: Vec<f64>,
+    /// `(invocations done, cumulative seconds)` at evenly spaced invocations (the
+    /// spacing doubles as the run goes on): where in the sequence the time was spent.
+    #[serde(default)]
+    pub marks: Vec<(u64, f64)>,
 }
 
 /// One file saved by the runtime.
@@ -96,6 +100,8 @@ pub struct RunOptions {
     pub data_dir: Option<PathBuf>,
     /// Versions saved per nest (negative: all).
     pub save_versions: i64,
+    /// `(slot, version)`: these slots save that one version instead.
+    pub save_plan: Vec<(usize, u64)>,
     pub timeout: Option<Duration>,
     /// Program arguments.
     pub args: Vec<String>,
@@ -115,6 +121,14 @@ pub fn run(exe: &Path, opts: &RunOptions, scratch: &Path) -> Result<RunOutcome> 
     cmd.args(&opts.args)
         .env("TUNE_RT_REPORT", &report_path)
         .env("TUNE_RT_SAVE_VERSIONS", opts.save_versions.to_string())
+        .env(
+            "TUNE_RT_SAVE_PLAN",
+            opts.save_plan
+                .iter()
+                .map(|(slot, v)| format!("{slot}:{v}"))
+                .collect::<Vec<_>>()
+                .join(","),
+        )
         .stdin(Stdio::inherit());
     let out_path = scratch.join(format!("child-{id}.out"));
     let err_path = scratch.join(format!("child-{id}.err"));

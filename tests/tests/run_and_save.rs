@@ -110,6 +110,48 @@ fn nests_under_time_loops_save_the_requested_versions() {
 }
 
 #[test]
+fn a_factorization_saves_the_row_where_half_its_time_is_spent() {
+    // lu's second nest (row i of U: j from i, k below i) is empty at i = 0 and largest
+    // near i = n/2: the tuning commands measure the invocation where half of the
+    // nest's time was spent, not the first.
+    let suite = Suite::core().unwrap();
+    let p = suite.program("lu").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = strings(&["--save-versions", "1", "--representative"]);
+    args.extend(suite.args(p, Preset::Small));
+    let s = run_json(&args, dir.path());
+    assert_eq!(s["nests"][1]["invocations"], 120);
+    let data = dir.path().join(".tunecache/lu/data");
+    let cutout_version = |nest: &str| -> u64 {
+        let names: Vec<String> = std::fs::read_dir(data.join("A"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&format!("{nest}_")) && !n.ends_with(".out.npy"))
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        names[0][nest.len() + 1..names[0].len() - 4]
+            .parse()
+            .unwrap()
+    };
+    let v = cutout_version("nest1");
+    // Time of row i grows as i * (n - i): the time-weighted median lies near the
+    // middle (analytically at i = 60; a noisy run moves it a little).
+    assert!((30..=90).contains(&v), "nest1 saved at version {v}");
+    // Version v is the run with i = v, and its inputs are what the program had then.
+    let i = profiling::npy::read_i32(&data.join(format!("i/nest1_{v}.npy"))).unwrap();
+    assert_eq!(i[[]] as u64, v);
+    // Without --representative the first invocation is saved.
+    let dir2 = tempfile::tempdir().unwrap();
+    let mut args = strings(&["--save-versions", "1"]);
+    args.extend(suite.args(p, Preset::Small));
+    run_json(&args, dir2.path());
+    assert!(dir2
+        .path()
+        .join(".tunecache/lu/data/A/nest1_0.npy")
+        .exists());
+}
+
+#[test]
 fn a_crashing_program_keeps_the_data_saved_before() {
     let dir = tempfile::tempdir().unwrap();
     let ok = "#include <stdlib.h>\ndouble a[16];\nint main(int argc, char **argv) {\n  int i;\n#pragma scop\n  for (i = 0; i < 16; i++) a[i] = a[i] + 1.0;\n#pragma endscop\n  if (argc > 1) abort();\n  return 0;\n}\n";

@@ -50,6 +50,7 @@ fn main() {
             toolchain: tc.clone(),
             capture: true,
             save_budget: None,
+            representative: false,
         };
         let dry = dry_run(&cfg, &profiling::phases::Phases::new()).expect("dry run");
         let nest = dry.nests[nest_index].clone();
@@ -143,6 +144,7 @@ static double tune_bench_now(void) {{ struct timespec ts; clock_gettime(CLOCK_MO
                     counters,
                 ],
                 capture: true,
+                ..Default::default()
             },
             &dir.path().join("s"),
         )

@@ -6,7 +6,7 @@ use embeddings::features::{add_performance, static_features, Measured};
 use ir::codegen::Nest;
 use ir::program::Loop;
 use profiling::build::Toolchain;
-use profiling::cutout::env_of;
+use profiling::cutout::{env_of, first_saved_version};
 use profiling::machine::{MachineInfo, MachineOptions};
 use std::path::Path;
 
@@ -24,7 +24,7 @@ pub fn nest_root<'p>(program: &'p ir::Program, nest: &Nest) -> Option<&'p Loop> 
 }
 
 /// Static and performance features of a nest whose data was saved in `data_dir`
-/// (version 0), measured at `time_s` per run, with the static counts they used.
+/// (the version tuning measures), measured at `time_s` per run, with the static counts they used.
 pub fn nest_features(
     program: &ir::Program,
     nest: &Nest,
@@ -33,7 +33,7 @@ pub fn nest_features(
     machine: Option<&MachineInfo>,
 ) -> Option<(embeddings::NestFeatures, Option<ir::counts::NestCounts>)> {
     let root = nest_root(program, nest)?;
-    let env = env_of(data_dir, nest, 0);
+    let env = env_of(data_dir, nest, first_saved_version(data_dir, nest));
     let counts = ir::counts::nest_counts(program, nest.region, nest.root, &env, 50_000_000).ok();
     let cache = profiling::cachemodel::model_warm(
         program,

@@ -44,6 +44,7 @@ pub mod strategy;
 pub mod target;
 pub mod timed;
 pub mod tune_loop;
+pub mod versions;
 pub mod workflows;
 
 pub use error::{Error, Result};

@@ -102,7 +102,7 @@ impl<'a> NestBench<'a> {
         let (run, _) = self.cutout.measure(
             &m.toolchain,
             &self.cutout.original(),
-            0,
+            self.cutout.version,
             &m.measure,
             m.timeout,
             &self.builds,

@@ -35,6 +35,10 @@ pub struct RunConfig {
     pub capture: bool,
     /// Save fewer versions when their data would exceed this many bytes.
     pub save_budget: Option<u64>,
+    /// With one version saved per nest: save the invocation where half of the nest's
+    /// time was spent instead of the first when the first is much smaller (a second run
+    /// of the program; `crate::versions`).
+    pub representative: bool,
 }
 
 impl RunConfig {
@@ -52,6 +56,7 @@ impl RunConfig {
             toolchain,
             capture: true,
             save_budget: None,
+            representative: true,
         }
     }
 }
@@ -353,21 +358,36 @@ pub fn dry_run(cfg: &RunConfig, phases: &Phases) -> Result<DryRun> {
         .root
         .join(format!("data.partial-{}", std::process::id()));
     let saving = save_versions != 0;
-    if saving {
-        let _ = std::fs::remove_dir_all(&partial);
-        std::fs::create_dir_all(&partial).map_err(Error::write(&partial))?;
+    let run_once = |plan: Vec<(usize, u64)>| {
+        if saving {
+            let _ = std::fs::remove_dir_all(&partial);
+            std::fs::create_dir_all(&partial).map_err(Error::write(&partial))?;
+        }
+        Ok::<_, Error>(run(
+            &b.exe,
+            &RunOptions {
+                data_dir: saving.then(|| partial.clone()),
+                save_versions,
+                save_plan: plan,
+                timeout: cfg.timeout,
+                args: cfg.program_args.clone(),
+                capture: cfg.capture,
+            },
+            &cache.root,
+        )?)
+    };
+    let mut outcome = run_once(Vec::new())?;
+    if cfg.representative && save_versions == 1 && outcome.exit == Exit::Code(0) {
+        let plan = outcome
+            .report
+            .as_ref()
+            .map(|r| crate::versions::save_plan(r, &nests))
+            .unwrap_or_default();
+        if !plan.is_empty() {
+            let _again = phases.scope("run (representative versions)");
+            outcome = run_once(plan)?;
+        }
     }
-    let outcome = run(
-        &b.exe,
-        &RunOptions {
-            data_dir: saving.then(|| partial.clone()),
-            save_versions,
-            timeout: cfg.timeout,
-            args: cfg.program_args.clone(),
-            capture: cfg.capture,
-        },
-        &cache.root,
-    )?;
     let report = outcome.report.clone().unwrap_or_default();
 
     // Keep earlier data unless this run saved a complete new set.

@@ -14,7 +14,8 @@ pub trait Runner: Sync {
     fn run(&self, exe: &Path, label: &str, measure: &Measure) -> Result<CutoutRun>;
 }
 
-/// Runs a nest's cutout executables in child processes on the first saved version.
+/// Runs a nest's cutout executables in child processes on the saved version that
+/// stands for the nest (`Cutout::version`).
 pub struct CutoutRunner<'a> {
     /// The nest alone on its saved data.
     pub cutout: &'a Cutout,
@@ -26,8 +27,13 @@ pub struct CutoutRunner<'a> {
 
 impl Runner for CutoutRunner<'_> {
     fn run(&self, exe: &Path, label: &str, measure: &Measure) -> Result<CutoutRun> {
-        Ok(self
-            .cutout
-            .run(exe, label, 0, measure, self.timeout, &self.scratch)?)
+        Ok(self.cutout.run(
+            exe,
+            label,
+            self.cutout.version,
+            measure,
+            self.timeout,
+            &self.scratch,
+        )?)
     }
 }

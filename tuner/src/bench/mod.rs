@@ -392,6 +392,7 @@ fn run_one(cfg: &BenchConfig, b: &Benchmark, built: &Built) -> Result<(f64, Stri
             timeout: Some(cfg.timeout),
             args: b.program_args.clone(),
             capture: true,
+            ..Default::default()
         },
         &cfg.work.join("scratch"),
     )?;
