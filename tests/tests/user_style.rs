@@ -202,3 +202,16 @@ fn a_c89_program_with_openmp_and_simd_is_tuned_under_its_own_flags() {
         ],
     );
 }
+
+#[test]
+fn system_headers_with_gnu_extensions_are_parsed_and_the_kernel_tuned() {
+    // omp.h declares `typedef struct __attribute__((__aligned__(...))) omp_depend_t {`,
+    // immintrin.h uses `__int128` and `__extension__`: the parser reads past them, the
+    // compiler still sees them.
+    let (original, tuned, r) = tune_and_check("system_headers.c", &["-fopenmp"]);
+    assert_eq!(r["nests"].as_array().unwrap().len(), 2);
+    // Outside the nests the file is the user's, attributes included.
+    let head = |t: &str| t[..t.find("#pragma scop").unwrap()].to_string();
+    assert_eq!(head(&tuned), head(&original));
+    assert!(tuned.contains("static void __attribute__((noinline)) blur(int n)"));
+}

@@ -23,6 +23,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
 mod expr;
+mod gnu;
 mod lower;
 mod symbols;
 
@@ -108,7 +109,7 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
         cpp_options: Vec::new(),
         flavor: Flavor::GnuC11,
     };
-    let parse = match lang_c::driver::parse_preprocessed(&config, pp.text.clone()) {
+    let parse = match lang_c::driver::parse_preprocessed(&config, gnu::parser_text(&pp.text)) {
         Ok(p) => p,
         Err(e) => {
             let rest = &pp.text[e.offset.min(pp.text.len())..];
