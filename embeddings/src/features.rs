@@ -189,7 +189,7 @@ fn walk<'a>(root: &'a Loop, program: &Program, region: usize) -> Walk<'a> {
                     go(&i.else_body, stack, w, types);
                 }
                 Node::Block(b) => go(b, stack, w, types),
-                Node::Decl(_) => {}
+                Node::Decl(_) | Node::Opaque(_) => {}
                 Node::Assign(a) => {
                     w.statements += 1;
                     let dt = types.of(&a.target);

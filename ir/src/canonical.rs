@@ -151,7 +151,7 @@ fn collect<'a>(l: &'a Loop, depth: usize, out: &mut Vec<(&'a Loop, usize)>) {
                     nodes(&i.else_body, depth, out);
                 }
                 Node::Block(b) => nodes(b, depth, out),
-                Node::Assign(_) | Node::Decl(_) => {}
+                Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => {}
             }
         }
     }

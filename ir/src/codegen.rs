@@ -79,7 +79,8 @@ fn find_nests<'a>(
     for n in body {
         match n {
             Node::Loop(l) => {
-                if parallel(l) || !has_parallel(l) {
+                // A loop holding a statement the IR does not model is glue.
+                if !crate::program::has_opaque(&l.body) && (parallel(l) || !has_parallel(l)) {
                     let id = out.len();
                     out.push(describe_nest(program, region, l, control, id));
                 } else {
@@ -93,7 +94,7 @@ fn find_nests<'a>(
                 find_nests(program, region, &i.else_body, control, out);
             }
             Node::Block(b) => find_nests(program, region, b, control, out),
-            Node::Assign(_) | Node::Decl(_) => {}
+            Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => {}
         }
     }
 }
@@ -153,6 +154,25 @@ fn uses(body: &[Node], program: &Program) -> Uses {
             }
             for e in &d.dims {
                 note(e, &mut vars, &mut arrays);
+            }
+        }
+        Node::Opaque(o) => {
+            // It may read whatever it names and write what `writes` says.
+            for name in o.names.iter().filter(|n| !bound.contains(*n)) {
+                if program.array(name).is_some() {
+                    if !arrays.contains(name) {
+                        arrays.push(name.clone());
+                    }
+                } else if program.scalar(name).is_some() {
+                    if !vars.contains(name) {
+                        vars.push(name.clone());
+                    }
+                } else {
+                    continue;
+                }
+                if o.writes.contains(name) {
+                    written.insert(name.clone());
+                }
             }
         }
         Node::Block(_) => {}
@@ -439,7 +459,7 @@ fn is_outermost_map(root: &Loop, id: usize) -> bool {
                 }
                 Node::If(i) => chain(&i.then_body, id, stack) || chain(&i.else_body, id, stack),
                 Node::Block(b) => chain(b, id, stack),
-                Node::Assign(_) | Node::Decl(_) => false,
+                Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => false,
             };
             if found {
                 return true;
@@ -686,7 +706,9 @@ fn glue_body(
                 pad(out, depth);
                 out.push_str("}\n");
             }
-            Node::Assign(_) | Node::Decl(_) => print::node(n, &PrintOptions::default(), depth, out),
+            Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => {
+                print::node(n, &PrintOptions::default(), depth, out)
+            }
         }
     }
 }

@@ -255,6 +255,9 @@ impl<'p> Collector<'p> {
                     self.body(b);
                     self.scopes.pop();
                 }
+                // Its loops are sequential and never a nest (`analyze`): nothing here
+                // is analysed across it.
+                Node::Opaque(_) => {}
                 Node::If(i) => {
                     self.reads(usize::MAX, &i.cond, None);
                     let saved = self.conds.len();
@@ -416,6 +419,12 @@ pub fn analyze(program: &Program, region: &Region) -> Analysis {
     let mut private_scalars = BTreeMap::new();
     let mut private_arrays = BTreeMap::new();
     for l in all_loops.values() {
+        if crate::program::has_opaque(&l.body) {
+            // A statement the IR does not model may touch anything, in any order.
+            kinds.insert(l.id, LoopKind::Loop);
+            private_scalars.insert(l.id, Vec::new());
+            continue;
+        }
         let privs = privatizable(l, program);
         let arrays = crate::private_arrays::private_arrays(l, &program.arrays);
         let carried: Vec<&Dependence> = deps
@@ -537,6 +546,11 @@ fn no_exposed_read(body: &[Node], v: &str, written: &mut bool) -> bool {
                 // The body may run zero times: what it writes does not count afterwards.
                 let mut inner = *written;
                 if !no_exposed_read(&x.body, v, &mut inner) {
+                    return false;
+                }
+            }
+            Node::Opaque(o) => {
+                if o.names.iter().any(|n| n == v) {
                     return false;
                 }
             }

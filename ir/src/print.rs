@@ -176,6 +176,15 @@ pub fn node(n: &Node, opts: &PrintOptions, depth: usize, out: &mut String) {
             out.push_str(&decl(d));
             out.push('\n');
         }
+        Node::Opaque(o) => {
+            // A directive line stays at the start of its line, as the preprocessor
+            // wrote it (in preprocessed input an indented one is not a directive).
+            if !o.text.starts_with('#') {
+                pad(out, depth);
+            }
+            out.push_str(&o.text);
+            out.push('\n');
+        }
         Node::Block(b) => {
             pad(out, depth);
             out.push_str("{\n");

@@ -138,6 +138,8 @@ impl<'a> Walk<'a> {
                     self.body(&i.else_body, path, true);
                 }
                 Node::Block(b) => self.body(b, path, under_if),
+                // Loops holding one are never analysed for privatization.
+                Node::Opaque(_) => {}
                 Node::Loop(l) => {
                     self.reads(&l.init, path, under_if);
                     self.reads(&l.bound, path, under_if);

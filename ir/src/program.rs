@@ -467,6 +467,26 @@ pub struct Decl {
     pub pos: Pos,
 }
 
+/// A statement the IR does not model (a call, a `while` loop, `return`, a pointer
+/// access, ...): glue kept as the user wrote it. A loop holding one is never a nest,
+/// and is sequential; the nests around and inside it are tuned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Opaque {
+    /// The statement's text (preprocessed), printed back as it is.
+    pub text: String,
+    /// Why the IR does not model it, e.g. "call to 'printf' as a statement".
+    pub reason: String,
+    /// Identifiers it names: what it may read.
+    pub names: Vec<String>,
+    /// Those it may write: assigned, incremented, their address taken, arrays and
+    /// pointers (a callee may write through them), and what it declares.
+    pub writes: Vec<String>,
+    /// Variables it declares (a declaration whose initializer is a call), in scope
+    /// for the statements after it.
+    pub declares: Vec<String>,
+    pub pos: Pos,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Node {
@@ -475,6 +495,18 @@ pub enum Node {
     Assign(Assign),
     Decl(Decl),
     Block(Vec<Node>),
+    Opaque(Opaque),
+}
+
+/// Whether `body` holds a statement the IR does not model.
+pub fn has_opaque(body: &[Node]) -> bool {
+    body.iter().any(|n| match n {
+        Node::Opaque(_) => true,
+        Node::Loop(l) => has_opaque(&l.body),
+        Node::If(i) => has_opaque(&i.then_body) || has_opaque(&i.else_body),
+        Node::Block(b) => has_opaque(b),
+        Node::Assign(_) | Node::Decl(_) => false,
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -726,7 +758,7 @@ pub fn walk_nodes<'a>(body: &'a [Node], f: &mut dyn FnMut(&'a Node, &[&'a Loop])
                     go(&i.else_body, stack, f);
                 }
                 Node::Block(b) => go(b, stack, f),
-                Node::Assign(_) | Node::Decl(_) => {}
+                Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => {}
             }
         }
     }
@@ -757,7 +789,7 @@ pub fn for_each_loop_mut(body: &mut [Node], f: &mut dyn FnMut(&mut Loop)) {
                 for_each_loop_mut(&mut i.else_body, f);
             }
             Node::Block(b) => for_each_loop_mut(b, f),
-            Node::Assign(_) | Node::Decl(_) => {}
+            Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => {}
         }
     }
 }

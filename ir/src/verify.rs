@@ -157,6 +157,10 @@ impl Verifier<'_> {
                     self.body(b);
                     self.scopes.pop();
                 }
+                Node::Opaque(o) => {
+                    let scope = self.scopes.last_mut().expect("scope");
+                    scope.extend(o.declares.iter().cloned());
+                }
                 Node::Loop(l) => {
                     self.expr(&l.init, l.pos.line);
                     self.expr(&l.bound, l.pos.line);

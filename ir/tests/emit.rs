@@ -90,20 +90,36 @@ fn a_changed_loop_of_the_users_parallel_region_stays_a_worksharing_loop_inside_i
 }
 
 #[test]
-fn a_statement_in_a_parallel_region_that_is_not_a_worksharing_loop_is_refused() {
+fn a_parallel_region_with_other_statements_is_kept_as_written() {
     let dir = std::env::temp_dir().join(format!("tune-emit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("single.c");
     std::fs::write(
         &file,
-        "double x[8];\nvoid f(void) {\n  int i;\n#pragma scop\n#pragma omp parallel\n  {\n    x[0] = 1.0;\n#pragma omp for\n    for (i = 1; i < 8; i++)\n      x[i] = 2.0;\n  }\n#pragma endscop\n}\n",
+        "double x[8];\nvoid f(void) {\n  int i;\n#pragma scop\n#pragma omp parallel\n  {\n    x[0] = 1.0;\n#pragma omp for\n    for (i = 1; i < 8; i++)\n      x[i] = 2.0;\n  }\n  for (i = 0; i < 8; i++)\n    x[i] *= 3.0;\n#pragma endscop\n}\n",
     )
     .unwrap();
-    let err = ir::load(file.to_str().unwrap(), &ir::FrontendOptions::default()).unwrap_err();
-    let msg = err.to_string();
+    let parsed = ir::load(file.to_str().unwrap(), &ir::FrontendOptions::default()).unwrap();
+    let body = &parsed.program.regions[0].body;
+    // The block, its directive included, is glue kept as written; the loop after it is
+    // still a nest.
+    let ir::program::Node::Opaque(o) = &body[0] else {
+        panic!("{body:?}")
+    };
     assert!(
-        msg.contains("single.c:6:3: unsupported statement in the '#pragma omp parallel' block that is not a '#pragma omp for' loop"),
-        "{msg}"
+        o.text
+            .starts_with("#pragma omp parallel\n  {\n    x[0] = 1.0;"),
+        "{}",
+        o.text
     );
+    assert!(o.text.ends_with("x[i] = 2.0;\n  }"), "{}", o.text);
+    assert_eq!(
+        o.reason,
+        "statement in the '#pragma omp parallel' block that is not a '#pragma omp for' loop"
+    );
+    assert_eq!(o.pos.line, 6);
+    assert!(o.writes.contains(&"x".to_string()));
+    let nests = ir::codegen::nests(&parsed.program);
+    assert_eq!(nests.len(), 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }

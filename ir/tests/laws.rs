@@ -46,6 +46,7 @@ fn normalized(body: &[Node]) -> Vec<Node> {
                 Node::Assign(a) => a.pos = Pos::default(),
                 Node::Decl(d) => d.pos = Pos::default(),
                 Node::Block(b) => strip(b),
+                Node::Opaque(o) => o.pos = Pos::default(),
             }
         }
     }

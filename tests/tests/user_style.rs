@@ -111,20 +111,28 @@ fn the_users_openmp_directive_is_kept_and_the_tuned_program_computes_the_same() 
 }
 
 #[test]
-fn a_directive_before_anything_but_a_loop_is_refused_with_its_position() {
+fn a_directive_before_anything_but_a_loop_keeps_that_statement_as_written() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(
         d.join("stray.c"),
-        "double x[8];\nint main(void) {\n#pragma scop\n#pragma omp barrier\n  x[0] = 1.0;\n  for (int i = 1; i < 8; i++)\n    x[i] = x[i - 1] * 2.0;\n#pragma endscop\n  return 0;\n}\n",
+        "#include <stdio.h>\ndouble x[8];\nint main(void) {\n#pragma scop\n#pragma omp barrier\n  x[0] = 1.0;\n  for (int i = 1; i < 8; i++)\n    x[i] = x[i - 1] * 2.0;\n#pragma endscop\n  printf(\"%g\\n\", x[7]);\n  return 0;\n}\n",
     )
     .unwrap();
-    let out = tune(&strings(&["run", "stray.c"]), d);
-    assert_eq!(out.code, 2);
-    let err = out.stderr_text();
+    let out = tune(&strings(&["run", "stray.c", "-fopenmp"]), d);
+    assert_eq!(out.code, 0, "{}", out.stderr_text());
+    assert_eq!(out.stdout, b"128\n");
+    let out = tune(&strings(&["apply", "stray.c", "-fopenmp", "--explain"]), d);
+    assert_eq!(out.code, 0, "{}", out.stderr_text());
+    let table = String::from_utf8_lossy(&out.stdout);
     assert!(
-        err.contains("stray.c:4:1: unsupported '#pragma omp barrier' that does not stand right before a for loop"),
-        "{err}"
+        table.contains("line 6: statement: statement under '#pragma omp barrier'"),
+        "{table}"
+    );
+    let tuned = std::fs::read_to_string(d.join("stray.tuned.c")).unwrap();
+    assert!(
+        tuned.contains("#pragma omp barrier\n  x[0] = 1.0;\n"),
+        "{tuned}"
     );
 }
 

@@ -261,6 +261,7 @@ impl Pipeline {
             check: None,
             time: TimeSplit::default(),
             machine: machine.map(|m| m.cpu_model),
+            left_out: crate::report::left_out(&dry.parsed.program),
         };
         let original = std::fs::read_to_string(&report.file).map_err(Error::read(&report.file))?;
         let (source, openmp) = emit(&dry, &report)?;

@@ -120,6 +120,57 @@ pub struct UserParallel {
     pub analysis_agrees: bool,
 }
 
+/// What of the tuned code is left out of tuning and kept as the user wrote it: a
+/// statement the IR does not model, or a loop that holds one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LeftOut {
+    /// Its line.
+    pub line: u32,
+    /// `statement` or `loop 'i'`.
+    pub what: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Statements the IR does not model and the loops holding them, in source order.
+pub fn left_out(program: &ir::Program) -> Vec<LeftOut> {
+    use ir::program::{has_opaque, Node};
+    fn go(body: &[Node], out: &mut Vec<LeftOut>) {
+        for n in body {
+            match n {
+                Node::Opaque(o) => out.push(LeftOut {
+                    line: o.pos.line,
+                    what: "statement".into(),
+                    reason: o.reason.clone(),
+                }),
+                Node::Loop(l) => {
+                    if has_opaque(&l.body) {
+                        out.push(LeftOut {
+                            line: l.pos.line,
+                            what: format!("loop '{}'", l.var),
+                            reason: "holds a statement kept as written: sequential glue, \
+                                     the nests inside it are tuned"
+                                .into(),
+                        });
+                    }
+                    go(&l.body, out);
+                }
+                Node::If(i) => {
+                    go(&i.then_body, out);
+                    go(&i.else_body, out);
+                }
+                Node::Block(b) => go(b, out),
+                Node::Assign(_) | Node::Decl(_) => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for r in &program.regions {
+        go(&r.body, &mut out);
+    }
+    out
+}
+
 /// One nest's outcome.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NestReport {
@@ -224,6 +275,9 @@ pub struct ApplyReport {
     pub time: TimeSplit,
     /// The CPU model tuned on.
     pub machine: Option<String>,
+    /// Code of the tuned regions left out of tuning, kept as written.
+    #[serde(default)]
+    pub left_out: Vec<LeftOut>,
 }
 
 impl ApplyReport {

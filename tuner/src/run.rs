@@ -257,7 +257,7 @@ pub fn loop_summaries(body: &[Node]) -> Vec<LoopSummary> {
                     go(&i.else_body, depth, out);
                 }
                 Node::Block(b) => go(b, depth, out),
-                Node::Assign(_) | Node::Decl(_) => {}
+                Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => {}
             }
         }
     }

@@ -85,6 +85,12 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
             }
         }
     }
+    if explain && !r.left_out.is_empty() {
+        let _ = writeln!(out, "kept as written, not tuned:");
+        for l in &r.left_out {
+            let _ = writeln!(out, "    line {}: {}: {}", l.line, l.what, l.reason);
+        }
+    }
     if let Some(c) = &r.check {
         let _ = writeln!(
             out,

@@ -63,7 +63,11 @@ impl<'a> Lowerer<'a> {
 
     pub(super) fn block_item(&mut self, item: &CNode<BlockItem>) -> Result<Vec<Node>> {
         match &item.node {
-            BlockItem::Declaration(d) => self.declaration(&d.node, d.span),
+            BlockItem::Declaration(d) => self.or_opaque(
+                d.span,
+                |l| l.declaration(&d.node, d.span),
+                |l| l.declare_names(&d.node),
+            ),
             BlockItem::StaticAssert(_) => Ok(Vec::new()),
             BlockItem::Statement(s) => self.statement(s),
         }
@@ -187,7 +191,24 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// A statement as IR, or as glue ([`Opaque`](crate::program::Opaque)) when the IR
+    /// does not model it.
     pub(super) fn statement(&mut self, s: &CNode<Statement>) -> Result<Vec<Node>> {
+        if !matches!(s.node, Statement::For(_) | Statement::Compound(_)) {
+            if let Some(p) = self.pragma_above(s.span.start) {
+                // A directive that no loop carries: the statement under it is glue.
+                let o = self.opaque(
+                    s.span,
+                    format!("statement under '{}'", p.trim()),
+                    Vec::new(),
+                );
+                return Ok(vec![Node::Opaque(o)]);
+            }
+        }
+        self.or_opaque(s.span, |l| l.statement_ir(s), |_| Vec::new())
+    }
+
+    fn statement_ir(&mut self, s: &CNode<Statement>) -> Result<Vec<Node>> {
         match &s.node {
             Statement::Compound(items) => {
                 let team = self.parallel_before(s.span)?;

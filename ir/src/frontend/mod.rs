@@ -25,6 +25,7 @@ use std::ops::Range;
 mod expr;
 mod gnu;
 mod lower;
+mod opaque;
 mod symbols;
 
 use lower::*;
@@ -341,6 +342,10 @@ fn scalar_use(body: &[Node], name: &str) -> (bool, bool) {
             written |= d.name == name && d.init.is_some();
             read |= d.init.as_ref().is_some_and(|e| e.mentions(name))
                 || d.dims.iter().any(|e| e.mentions(name));
+        }
+        Node::Opaque(o) => {
+            read |= o.names.iter().any(|n| n == name);
+            written |= o.writes.iter().any(|n| n == name);
         }
         Node::Block(_) => {}
     });

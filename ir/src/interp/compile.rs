@@ -278,6 +278,12 @@ impl<'p> Compiler<'p, '_> {
                     self.push_node(x, out)?;
                 }
             }
+            Node::Opaque(o) => {
+                return Err(InterpError::Unsupported(format!(
+                    "{} at line {}",
+                    o.reason, o.pos.line
+                )))
+            }
             Node::If(i) => {
                 let cond = match self.int_expr(&i.cond) {
                     Ok(c) => Some(c),

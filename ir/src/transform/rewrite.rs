@@ -47,7 +47,7 @@ pub(crate) fn locate(root: &Loop, at: usize) -> Option<Vec<(usize, Via)>> {
                     }
                     route.pop();
                 }
-                Node::Assign(_) | Node::Decl(_) => {}
+                Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => {}
             }
         }
         false
@@ -119,7 +119,7 @@ pub(crate) fn loop_at_mut(root: &mut Loop, at: usize) -> Option<&mut Loop> {
                 }
                 None
             }
-            Node::Assign(_) | Node::Decl(_) => None,
+            Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => None,
         }
     }
     go(root, at, &mut 0)
@@ -240,6 +240,7 @@ pub(crate) fn for_each_expr(body: &[Node], f: &mut dyn FnMut(&Expr)) {
                 for_each_expr(&i.else_body, f);
             }
             Node::Block(b) => for_each_expr(b, f),
+            Node::Opaque(_) => {}
             Node::Loop(l) => {
                 f(&l.init);
                 f(&l.bound);
@@ -292,6 +293,7 @@ pub(crate) fn rewrite_nodes(body: &mut [Node], f: &mut dyn FnMut(&Expr) -> Optio
                 rewrite_nodes(&mut i.else_body, f);
             }
             Node::Block(b) => rewrite_nodes(b, f),
+            Node::Opaque(_) => {}
             Node::Loop(l) => {
                 rewrite(&mut l.init, f);
                 rewrite(&mut l.bound, f);
@@ -327,6 +329,7 @@ pub(crate) fn rename_nodes(body: &mut [Node], renames: &HashMap<String, String>)
                     decls(&mut i.else_body, renames);
                 }
                 Node::Block(b) => decls(b, renames),
+                Node::Opaque(_) => {}
                 Node::Loop(l) => decls(&mut l.body, renames),
                 Node::Assign(_) => {}
             }
@@ -359,7 +362,7 @@ pub(crate) fn path_to_loop(body: &[Node], id: usize) -> Option<Vec<usize>> {
                     return Some(p);
                 }
             }
-            Node::Assign(_) | Node::Decl(_) => {}
+            Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => {}
         }
     }
     None
@@ -416,7 +419,7 @@ pub(crate) fn renumber_statements(body: &mut [Node]) {
                     go(&mut i.else_body, next);
                 }
                 Node::Block(b) => go(b, next),
-                Node::Decl(_) => {}
+                Node::Decl(_) | Node::Opaque(_) => {}
             }
         }
     }

@@ -149,7 +149,7 @@ pub(crate) fn collect_unconditional_targets(body: &[Node], f: &mut dyn FnMut(&Ex
             Node::Assign(a) => f(&a.target),
             Node::Loop(l) => collect_unconditional_targets(&l.body, f),
             Node::Block(b) => collect_unconditional_targets(b, f),
-            Node::If(_) | Node::Decl(_) => {}
+            Node::If(_) | Node::Decl(_) | Node::Opaque(_) => {}
         }
     }
 }

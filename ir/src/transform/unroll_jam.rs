@@ -87,7 +87,9 @@ pub(crate) fn jam_paths(
                 jam_paths(&i.else_body, v, written, prefix, out);
                 prefix.pop();
             }
-            Node::Assign(_) | Node::Decl(_) => unreachable!("runs hold statements"),
+            Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => {
+                unreachable!("runs hold statements")
+            }
         }
     }
 }
@@ -287,6 +289,7 @@ pub(crate) fn used_out_of_scope(
                     .or_else(|| used_out_of_scope(&i.else_body, declared, scope));
             }
             Node::Block(b) => found = found.or_else(|| used_out_of_scope(b, declared, scope)),
+            Node::Opaque(_) => {}
             Node::Loop(l) => {
                 check(&l.init, scope, &mut found);
                 check(&l.bound, scope, &mut found);
@@ -361,7 +364,9 @@ pub(crate) fn jam(copies: &[Vec<Node>], v: &str, written: &BTreeSet<String>) -> 
                     pos: x.pos,
                 }));
             }
-            Node::Assign(_) | Node::Decl(_) => unreachable!("statements are in runs"),
+            Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => {
+                unreachable!("statements are in runs")
+            }
         }
     }
     flush(&mut run, &mut out);

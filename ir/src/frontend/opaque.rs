@@ -1,0 +1,231 @@
+//! Statements the IR does not model, kept as glue.
+//!
+//! A call, a `while` loop, a `return`, a pointer access, a declaration initialized by a
+//! call: the statement is kept as [`Opaque`] text, printed back as written, and the
+//! loop nests around it are still tuned. A loop holding one is sequential and never a
+//! nest. What it may touch is read off its text: every identifier it names, and as
+//! written the ones it assigns, increments, takes the address of, or that are arrays
+//! or pointers (a callee may write through them).
+
+use super::*;
+use crate::program::Opaque;
+
+/// What lowering changes, put back when a statement turns out to be opaque.
+pub(super) struct Saved {
+    used_pragmas: std::collections::BTreeSet<usize>,
+    scopes: Vec<HashMap<String, Sym>>,
+    loop_vars: Vec<(String, DType)>,
+    done_loop_vars: Vec<String>,
+    arrays: BTreeMap<String, Array>,
+    scalars: BTreeMap<String, Scalar>,
+    next_loop: usize,
+    next_stmt: usize,
+}
+
+/// The reason a failed lowering gives for keeping the statement as glue; `None` for
+/// errors that are not about the statement's form.
+fn opaque_reason(e: &Error) -> Option<String> {
+    match e {
+        Error::Unsupported { what, .. } => Some(what.clone()),
+        Error::Invalid { message, .. }
+            if message.starts_with("unknown identifier")
+                || message.ends_with("is not an array") =>
+        {
+            Some(message.clone())
+        }
+        _ => None,
+    }
+}
+
+impl Lowerer<'_> {
+    fn save(&self) -> Saved {
+        Saved {
+            used_pragmas: self.used_pragmas.clone(),
+            scopes: self.scopes.clone(),
+            loop_vars: self.loop_vars.clone(),
+            done_loop_vars: self.done_loop_vars.clone(),
+            arrays: self.arrays.clone(),
+            scalars: self.scalars.clone(),
+            next_loop: self.next_loop,
+            next_stmt: self.next_stmt,
+        }
+    }
+
+    fn restore(&mut self, s: Saved) {
+        self.used_pragmas = s.used_pragmas;
+        self.scopes = s.scopes;
+        self.loop_vars = s.loop_vars;
+        self.done_loop_vars = s.done_loop_vars;
+        self.arrays = s.arrays;
+        self.scalars = s.scalars;
+        self.next_loop = s.next_loop;
+        self.next_stmt = s.next_stmt;
+    }
+
+    /// `lower`, or the statement at `span` as glue when the IR does not model it.
+    pub(super) fn or_opaque(
+        &mut self,
+        span: Span,
+        lower: impl FnOnce(&mut Self) -> Result<Vec<Node>>,
+        declares: impl FnOnce(&mut Self) -> Vec<String>,
+    ) -> Result<Vec<Node>> {
+        let saved = self.save();
+        match lower(self) {
+            Ok(nodes) => Ok(nodes),
+            Err(e) => match opaque_reason(&e) {
+                Some(reason) => {
+                    self.restore(saved);
+                    let declares = declares(self);
+                    Ok(vec![Node::Opaque(self.opaque(span, reason, declares))])
+                }
+                None => Err(e),
+            },
+        }
+    }
+
+    /// The directive on the line right above `offset`, when the statement there starts
+    /// its line.
+    pub(super) fn pragma_above(&self, offset: usize) -> Option<String> {
+        let start = self.pp.line_start(offset);
+        if start == 0 || !self.pp.text[start..offset].trim().is_empty() {
+            return None;
+        }
+        let prev = self.pp.line_start(start - 1);
+        crate::source::pragma_text(&self.pp.text[prev..start])
+            .filter(|p| !matches!(p.split_whitespace().nth(1), Some("scop" | "endscop")))
+    }
+
+    /// The statement at `span`, with the pragma lines right above it, as glue.
+    pub(super) fn opaque(&mut self, span: Span, reason: String, declares: Vec<String>) -> Opaque {
+        let text = &self.pp.text;
+        let mut start = self.pp.line_start(span.start);
+        if !text[start..span.start].trim().is_empty() {
+            start = span.start;
+        } else {
+            // Its directives belong to it.
+            while start > 0 {
+                let prev = self.pp.line_start(start - 1);
+                match crate::source::pragma_text(&text[prev..start]) {
+                    Some(p) if !matches!(p.split_whitespace().nth(1), Some("scop" | "endscop")) => {
+                        self.used_pragmas.insert(prev);
+                        start = prev;
+                    }
+                    _ => break,
+                }
+            }
+            if start == self.pp.line_start(span.start) {
+                start = span.start;
+            }
+        }
+        let end = token_end(text, span);
+        // Directives inside it are kept with it.
+        for (o, _) in crate::source::other_pragmas(text, start..end) {
+            self.used_pragmas.insert(o);
+        }
+        let body = text[start..end].to_string();
+        let (names, written) = self.names_in(&body);
+        let mut writes = written;
+        for d in &declares {
+            if !writes.contains(d) {
+                writes.push(d.clone());
+            }
+        }
+        Opaque {
+            text: body,
+            reason,
+            names,
+            writes,
+            declares,
+            pos: self.pos(span),
+        }
+    }
+
+    /// Identifiers of a statement's text, and those it may write.
+    fn names_in(&self, text: &str) -> (Vec<String>, Vec<String>) {
+        let b = text.as_bytes();
+        let (mut names, mut writes): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if c == b'"' || c == b'\'' {
+                i += 1;
+                while i < b.len() && b[i] != c && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+                continue;
+            }
+            if !(c.is_ascii_alphabetic() || c == b'_') {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            let name = &text[start..i];
+            let before = text[..start].trim_end();
+            let after = text[i..].trim_start();
+            let address = before.ends_with('&') && !before.ends_with("&&");
+            let assigned = (after.starts_with('=') && !after.starts_with("=="))
+                || [
+                    "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--",
+                ]
+                .iter()
+                .any(|op| after.starts_with(op))
+                || before.ends_with("++")
+                || before.ends_with("--");
+            let through = matches!(
+                self.resolve(name),
+                Some(
+                    Resolved::External(Sym::Array { .. } | Sym::Pointer)
+                        | Resolved::Local(Sym::Array { .. } | Sym::Pointer)
+                )
+            );
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+            if (address || assigned || through) && !writes.iter().any(|n| n == name) {
+                writes.push(name.to_string());
+            }
+        }
+        (names, writes)
+    }
+
+    /// The variables a declaration declares, put in scope as their types say.
+    pub(super) fn declare_names(&mut self, d: &Declaration) -> Vec<String> {
+        let syms = Symbols {
+            vars: HashMap::new(),
+            typedefs: HashMap::new(),
+        };
+        let base = base_type(&d.specifiers, &syms);
+        let mut out = Vec::new();
+        for init in &d.declarators {
+            let (name, sym) =
+                declarator_sym(&init.node.declarator.node, base.clone(), false, self.pp);
+            if let Some(name) = name {
+                if let Sym::Scalar(dtype) = sym {
+                    self.scalars.entry(name.clone()).or_insert(Scalar {
+                        name: name.clone(),
+                        dtype,
+                        origin: ScalarOrigin::Local,
+                        written: false,
+                        read: false,
+                    });
+                }
+                // Anything but a scalar is known only as a pointer: what indexes it is
+                // glue as well.
+                let sym = match sym {
+                    Sym::Scalar(t) => Sym::Scalar(t),
+                    _ => Sym::Pointer,
+                };
+                self.scopes
+                    .last_mut()
+                    .expect("scope")
+                    .insert(name.clone(), sym);
+                out.push(name);
+            }
+        }
+        out
+    }
+}
