@@ -705,6 +705,10 @@ pub struct Program {
     /// them declares no variable in a `for` initializer.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub c89: bool,
+    /// The regions were found without markers (no `#pragma scop`, no `--function`):
+    /// every function of the file that holds a loop.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub auto_regions: bool,
 }
 
 impl Program {

@@ -101,7 +101,7 @@ fn missing_file_missing_header_and_missing_region() {
     let (code, err) = run_source("n.c", "int main(void) { return 0; }\n", &[]);
     assert_eq!(code, 2);
     assert!(
-        err.starts_with("tune: n.c: no '#pragma scop' region found"),
+        err.starts_with("tune: n.c: no function of this file holds a for loop"),
         "{err}"
     );
     assert_eq!(err.lines().count(), 1);

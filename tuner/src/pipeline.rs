@@ -32,7 +32,7 @@ use crate::report::{
     UserParallel,
 };
 use crate::retrieve::{walk, Outcome, Visited};
-use crate::run::{checked_dry_run, DryRun, RunConfig};
+use crate::run::{checked_dry_run, DryRun, NestSummary, RunConfig};
 use crate::runner::Runner;
 use crate::select::{select, Judgement, Timing};
 use crate::spec::ProgramSpec;
@@ -59,6 +59,10 @@ pub const COLD_RUNS: usize = 3;
 /// A nest whose baseline takes longer than this in the program (invocations times the
 /// warm median) is ranked on warm runs alone: its cold run cannot change the outcome.
 pub const COLD_MATTERS_S: f64 = 1.0;
+
+/// In a program without markers, nests under this share of the loop nests' time in
+/// the dry run are left out: tuning them cannot pay.
+pub const AUTO_MIN_SHARE: f64 = 0.01;
 
 pub use crate::models::default_models_dir;
 
@@ -240,7 +244,33 @@ impl Pipeline {
         let measuring = self.measuring();
         let cflags = p.cc()?.cflags;
         let mut nests = Vec::new();
+        let mut left_out = crate::report::left_out(&dry.parsed.program);
+        let total_s: f64 = dry.summary.nests.iter().map(|s| s.total_s).sum();
         for nest in &dry.nests {
+            let run = dry.summary.nests.iter().find(|s| s.name == nest.name);
+            let line = run.map_or(0, |s| s.line);
+            let skip = match run {
+                None | Some(NestSummary { invocations: 0, .. }) => {
+                    Some("not run by the program: nothing to measure it on".to_string())
+                }
+                Some(s) if dry.parsed.program.auto_regions && s.total_s < AUTO_MIN_SHARE * total_s => {
+                    Some(format!(
+                        "{:.2}% of the time of the program's loop nests (found without \
+                         markers, nests under {:.0}% are left out)",
+                        100.0 * s.total_s / total_s.max(1e-300),
+                        100.0 * AUTO_MIN_SHARE
+                    ))
+                }
+                Some(_) => None,
+            };
+            if let Some(reason) = skip {
+                left_out.push(crate::report::LeftOut {
+                    line,
+                    what: format!("nest {}", nest.name),
+                    reason,
+                });
+                continue;
+            }
             let bench = NestBench::new(&dry, nest, &cflags, &measuring);
             let ctx = NestContext {
                 name: &p.name,
@@ -261,7 +291,7 @@ impl Pipeline {
             check: None,
             time: TimeSplit::default(),
             machine: machine.map(|m| m.cpu_model),
-            left_out: crate::report::left_out(&dry.parsed.program),
+            left_out,
         };
         let original = std::fs::read_to_string(&report.file).map_err(Error::read(&report.file))?;
         let (source, openmp) = emit(&dry, &report)?;
@@ -616,8 +646,10 @@ fn emit(dry: &DryRun, report: &ApplyReport) -> Result<(String, bool)> {
     let recipes: Vec<(usize, usize, Recipe)> = dry
         .nests
         .iter()
-        .zip(&report.nests)
-        .map(|(n, r)| (n.region, n.root, r.chosen.clone()))
+        .filter_map(|n| {
+            let r = report.nests.iter().find(|r| r.nest == n.name)?;
+            Some((n.region, n.root, r.chosen.clone()))
+        })
         .collect();
     crate::emit::tuned_source(
         &dry.parsed.program,

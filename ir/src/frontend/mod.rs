@@ -151,6 +151,8 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
         .collect();
 
     let mut found: Vec<FoundRegion> = Vec::new();
+    // Regions found without markers: a function that cannot be lowered is left out.
+    let mut auto = false;
     if let Some(name) = function {
         let f = functions
             .iter()
@@ -159,29 +161,28 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
                 file: pp.file.clone(),
                 message: format!("no function named '{name}' is defined"),
             })?;
-        let items = match &f.node.statement.node {
-            Statement::Compound(items) => items,
-            _ => unreachable!("a function body is a compound statement"),
-        };
-        let body = f.node.statement.span;
-        found.push(FoundRegion {
-            function: f,
-            items: items.iter().collect(),
-            decls: Vec::new(),
-            replace: body.start + 1..body.end - 1,
-            start: body.start,
-            end: body.end,
-        });
+        found.push(function_region(f));
     } else {
         let scops = pragma_lines(&pp.text, "scop");
         let ends = pragma_lines(&pp.text, "endscop");
         if scops.is_empty() {
-            return Err(Error::NoRegion {
-                file: pp.file.clone(),
-                message: "no '#pragma scop' region found (mark the loops to tune with \
-                          #pragma scop / #pragma endscop, or name a function with --function)"
-                    .to_string(),
-            });
+            // No markers: every function of the file itself that holds a for loop.
+            auto = true;
+            for f in &functions {
+                let at = pp.location(f.span.start);
+                if at.file == pp.file && holds_for(&f.node.statement.node) {
+                    found.push(function_region(f));
+                }
+            }
+            if found.is_empty() {
+                return Err(Error::NoRegion {
+                    file: pp.file.clone(),
+                    message: "no function of this file holds a for loop (mark the loops to \
+                              tune with #pragma scop / #pragma endscop, or name a function \
+                              with --function)"
+                        .to_string(),
+                });
+            }
         }
         for (k, &lo) in scops.iter().enumerate() {
             let next_scop = scops.get(k + 1).copied().unwrap_or(usize::MAX);
@@ -237,7 +238,8 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
     };
     let mut regions = Vec::new();
     let mut texts = Vec::new();
-    for (index, r) in found.iter().enumerate() {
+    let mut skipped = Vec::new();
+    for r in &found {
         let fdef = &r.function.node;
         let mut external = globals.clone();
         if let Some(params) = function_params(&fdef.declarator.node) {
@@ -260,22 +262,19 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
         lower.done_loop_vars.clear();
         lower.next_loop = 0;
         lower.next_stmt = 0;
-        let mut body = Vec::new();
-        lower.scopes.push(HashMap::new());
-        for item in &r.items {
-            body.extend(lower.block_item(item)?);
-        }
-        lower.scopes.pop();
-        // A directive is the user's: one that no loop carries would be lost.
-        if let Some((o, p)) = crate::source::other_pragmas(&pp.text, r.start + 1..r.end)
-            .into_iter()
-            .find(|(o, _)| !lower.used_pragmas.contains(o))
-        {
-            return Err(Error::Unsupported {
-                at: pp.location(o + (pp.text[o..].len() - pp.text[o..].trim_start().len())),
-                what: format!("'{p}' that does not stand right before a for loop"),
-            });
-        }
+        let saved = lower.save();
+        let body = match lower_region(&mut lower, r) {
+            Ok(body) => body,
+            Err(e) if auto => {
+                // Found without markers: a function that cannot be lowered is left
+                // as it is.
+                lower.restore(saved);
+                skipped.push(e.to_string());
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let index = regions.len();
         let start = pp.location(r.start);
         let end = pp.location(r.end);
         regions.push(Region {
@@ -300,6 +299,15 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
         });
     }
 
+    if regions.is_empty() {
+        return Err(Error::NoRegion {
+            file: pp.file.clone(),
+            message: format!(
+                "no function of this file could be read ({})",
+                skipped.join("; ")
+            ),
+        });
+    }
     let mut scalars: Vec<Scalar> = lower.scalars.into_values().collect();
     for s in &mut scalars {
         for region in &regions {
@@ -315,6 +323,7 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
         scalars,
         regions,
         c89: false,
+        auto_regions: auto,
     };
     Ok(Parsed {
         program,
@@ -350,6 +359,65 @@ fn scalar_use(body: &[Node], name: &str) -> (bool, bool) {
         Node::Block(_) => {}
     });
     (read, written)
+}
+
+/// The statements of a region as IR; a directive that no statement carries is refused.
+fn lower_region(lower: &mut Lowerer, r: &FoundRegion) -> Result<Vec<Node>> {
+    let pp = lower.pp;
+    let mut body = Vec::new();
+    lower.scopes.push(HashMap::new());
+    for item in &r.items {
+        body.extend(lower.block_item(item)?);
+    }
+    lower.scopes.pop();
+    // A directive is the user's: one that no loop carries would be lost.
+    if let Some((o, p)) = crate::source::other_pragmas(&pp.text, r.start + 1..r.end)
+        .into_iter()
+        .find(|(o, _)| !lower.used_pragmas.contains(o))
+    {
+        return Err(Error::Unsupported {
+            at: pp.location(o + (pp.text[o..].len() - pp.text[o..].trim_start().len())),
+            what: format!("'{p}' that does not stand right before a for loop"),
+        });
+    }
+    Ok(body)
+}
+
+/// A whole function body as a region.
+fn function_region<'a>(f: &'a CNode<FunctionDefinition>) -> FoundRegion<'a> {
+    let items = match &f.node.statement.node {
+        Statement::Compound(items) => items,
+        _ => unreachable!("a function body is a compound statement"),
+    };
+    let body = f.node.statement.span;
+    FoundRegion {
+        function: f,
+        items: items.iter().collect(),
+        decls: Vec::new(),
+        replace: body.start + 1..body.end - 1,
+        start: body.start,
+        end: body.end,
+    }
+}
+
+/// Whether a statement holds a `for` loop.
+fn holds_for(s: &Statement) -> bool {
+    match s {
+        Statement::For(_) => true,
+        Statement::Compound(items) => items.iter().any(|i| match &i.node {
+            BlockItem::Statement(s) => holds_for(&s.node),
+            _ => false,
+        }),
+        Statement::If(i) => {
+            holds_for(&i.node.then_statement.node)
+                || i.node.else_statement.as_ref().is_some_and(|e| holds_for(&e.node))
+        }
+        Statement::While(w) => holds_for(&w.node.statement.node),
+        Statement::DoWhile(w) => holds_for(&w.node.statement.node),
+        Statement::Labeled(l) => holds_for(&l.node.statement.node),
+        Statement::Switch(w) => holds_for(&w.node.statement.node),
+        _ => false,
+    }
 }
 
 struct FoundRegion<'a> {

@@ -38,7 +38,7 @@ fn opaque_reason(e: &Error) -> Option<String> {
 }
 
 impl Lowerer<'_> {
-    fn save(&self) -> Saved {
+    pub(super) fn save(&self) -> Saved {
         Saved {
             used_pragmas: self.used_pragmas.clone(),
             scopes: self.scopes.clone(),
@@ -51,7 +51,7 @@ impl Lowerer<'_> {
         }
     }
 
-    fn restore(&mut self, s: Saved) {
+    pub(super) fn restore(&mut self, s: Saved) {
         self.used_pragmas = s.used_pragmas;
         self.scopes = s.scopes;
         self.loop_vars = s.loop_vars;
