@@ -223,3 +223,76 @@ fn system_headers_with_gnu_extensions_are_parsed_and_the_kernel_tuned() {
     assert_eq!(head(&tuned), head(&original));
     assert!(tuned.contains("static void __attribute__((noinline)) blur(int n)"));
 }
+
+/// Lines of the program's nests: those tuned and those left out for their small
+/// share of the time (which depends on the machine's load while the tests run).
+fn nest_lines(r: &serde_json::Value) -> Vec<u64> {
+    let tuned = r["nests"].as_array().unwrap().iter();
+    let small = r["left_out"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["what"].as_str().unwrap().starts_with("nest "));
+    tuned
+        .chain(small)
+        .map(|n| n["line"].as_u64().unwrap())
+        .collect()
+}
+
+/// The report's left-out entries as "line: what: reason".
+fn left_out(r: &serde_json::Value) -> Vec<String> {
+    r["left_out"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            format!(
+                "{}: {}: {}",
+                l["line"],
+                l["what"].as_str().unwrap(),
+                l["reason"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn harness_calls_around_and_inside_repetition_loops_without_markers() {
+    // No #pragma scop: every function holding a loop is read; the calls (dummy(),
+    // fprintf, the clock) stay as written, the repetition loops holding them are glue,
+    // and the loop nests inside them are tuned.
+    let (_, _, r) = tune_and_check("harness_loops.c", &["-std=c99"]);
+    let lines = nest_lines(&r);
+    // The kernels' nests (lines 52 and 66) are nests.
+    assert!(lines.contains(&52) && lines.contains(&66), "{lines:?}");
+    let out = left_out(&r);
+    for want in [
+        "51: loop 'nl': holds a statement kept as written",
+        "55: statement: call to 'dummy' as a statement",
+        "57: statement: call to 'fprintf' as a statement",
+        "50: statement: call to 'seconds'",
+    ] {
+        assert!(
+            out.iter().any(|l| l.starts_with(want)),
+            "{want} not in {out:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_do_while_time_loop_is_glue_and_the_sweeps_inside_it_are_tuned() {
+    let (original, tuned, r) = tune_and_check("dowhile_stencil.c", &["-fopenmp"]);
+    let lines = nest_lines(&r);
+    // Both sweeps inside the do-while are nests.
+    assert!(lines.contains(&22) && lines.contains(&25), "{lines:?}");
+    let out = left_out(&r);
+    assert!(
+        out.iter()
+            .any(|l| l.starts_with("20: statement: do-while loop (its body is tuned)")),
+        "{out:#?}"
+    );
+    // The time loop itself is the user's text.
+    assert!(tuned.contains("  do {\n"), "{tuned}");
+    assert!(tuned.contains("  } while (++it < iters);\n"), "{tuned}");
+    assert!(original.contains("  } while (++it < iters);\n"));
+}

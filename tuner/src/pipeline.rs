@@ -245,7 +245,10 @@ impl Pipeline {
         let cflags = p.cc()?.cflags;
         let mut nests = Vec::new();
         let mut left_out = crate::report::left_out(&dry.parsed.program);
-        let total_s: f64 = dry.summary.nests.iter().map(|s| s.total_s).sum();
+        // Shares from the fastest run times the runs: a first run's start-up (the
+        // first parallel region of a process) does not count.
+        let steady = |s: &NestSummary| s.min_s * s.invocations as f64;
+        let total_s: f64 = dry.summary.nests.iter().map(steady).sum();
         for nest in &dry.nests {
             let run = dry.summary.nests.iter().find(|s| s.name == nest.name);
             let line = run.map_or(0, |s| s.line);
@@ -253,11 +256,13 @@ impl Pipeline {
                 None | Some(NestSummary { invocations: 0, .. }) => {
                     Some("not run by the program: nothing to measure it on".to_string())
                 }
-                Some(s) if dry.parsed.program.auto_regions && s.total_s < AUTO_MIN_SHARE * total_s => {
+                Some(s)
+                    if dry.parsed.program.auto_regions && steady(s) < AUTO_MIN_SHARE * total_s =>
+                {
                     Some(format!(
                         "{:.2}% of the time of the program's loop nests (found without \
                          markers, nests under {:.0}% are left out)",
-                        100.0 * s.total_s / total_s.max(1e-300),
+                        100.0 * steady(s) / total_s.max(1e-300),
                         100.0 * AUTO_MIN_SHARE
                     ))
                 }

@@ -1,5 +1,6 @@
 //! Lowering of statements: declarations, blocks, `for` loops and their steps, `if`.
 
+use super::opaque::opaque_reason;
 use super::*;
 
 pub(super) struct Lowerer<'a> {
@@ -234,7 +235,22 @@ impl<'a> Lowerer<'a> {
                 self.assignment_chain(e, &mut out)?;
                 Ok(out.into_iter().map(Node::Assign).collect())
             }
-            Statement::For(f) => Ok(vec![Node::Loop(self.for_loop(&f.node, s.span)?)]),
+            Statement::For(f) => {
+                let saved = self.save();
+                match self.for_loop(&f.node, s.span) {
+                    Ok(l) => Ok(vec![Node::Loop(l)]),
+                    Err(e) => match opaque_reason(&e) {
+                        // A header the IR does not model: the loop is glue, its body
+                        // is still lowered.
+                        Some(why) => {
+                            self.restore(saved);
+                            let what = format!("for loop ({why})");
+                            self.container(s.span, &f.node.statement, &what, false)
+                        }
+                        None => Err(e),
+                    },
+                }
+            }
             Statement::If(i) => {
                 let cond = self.expr(&i.node.condition)?;
                 let then_body = self.scoped(&i.node.then_statement)?;
@@ -249,8 +265,10 @@ impl<'a> Lowerer<'a> {
                     pos: self.pos(s.span),
                 })])
             }
-            Statement::While(_) => self.unsupported(s.span, "while loop"),
-            Statement::DoWhile(_) => self.unsupported(s.span, "do-while loop"),
+            Statement::While(w) => self.container(s.span, &w.node.statement, "while loop", false),
+            Statement::DoWhile(w) => {
+                self.container(s.span, &w.node.statement, "do-while loop", true)
+            }
             Statement::Switch(_) => self.unsupported(s.span, "switch statement"),
             Statement::Goto(_) => self.unsupported(s.span, "goto"),
             Statement::Labeled(_) => self.unsupported(s.span, "labeled statement"),

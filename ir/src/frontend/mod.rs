@@ -410,7 +410,10 @@ fn holds_for(s: &Statement) -> bool {
         }),
         Statement::If(i) => {
             holds_for(&i.node.then_statement.node)
-                || i.node.else_statement.as_ref().is_some_and(|e| holds_for(&e.node))
+                || i.node
+                    .else_statement
+                    .as_ref()
+                    .is_some_and(|e| holds_for(&e.node))
         }
         Statement::While(w) => holds_for(&w.node.statement.node),
         Statement::DoWhile(w) => holds_for(&w.node.statement.node),

@@ -24,7 +24,7 @@ pub(super) struct Saved {
 
 /// The reason a failed lowering gives for keeping the statement as glue; `None` for
 /// errors that are not about the statement's form.
-fn opaque_reason(e: &Error) -> Option<String> {
+pub(super) fn opaque_reason(e: &Error) -> Option<String> {
     match e {
         Error::Unsupported { what, .. } => Some(what.clone()),
         Error::Invalid { message, .. }
@@ -97,6 +97,51 @@ impl Lowerer<'_> {
 
     /// The statement at `span`, with the pragma lines right above it, as glue.
     pub(super) fn opaque(&mut self, span: Span, reason: String, declares: Vec<String>) -> Opaque {
+        let start = self.statement_start(span);
+        let end = token_end(&self.pp.text, span);
+        self.opaque_text(start..end, span, reason, declares)
+    }
+
+    /// A `while`, `do`-`while` or `for` loop whose header the IR does not model: its
+    /// header (and a `do` loop's condition) are glue kept as written, its body is
+    /// lowered as a block, so the loop nests inside it are still nests. Printed in
+    /// sequence the three read as the loop they came from: `while (c)` `{ body }`, or
+    /// `do` `{ body }` `while (c);`.
+    pub(super) fn container(
+        &mut self,
+        span: Span,
+        body: &CNode<Statement>,
+        what: &str,
+        condition_after: bool,
+    ) -> Result<Vec<Node>> {
+        let start = self.statement_start(span);
+        let head = self.pp.text[start..body.span.start].trim_end().len() + start;
+        let reason = format!("{what} (its body is tuned)");
+        let head = self.opaque_text(start..head, span, reason, Vec::new());
+        self.scopes.push(HashMap::new());
+        let inner = self.statement(body);
+        self.scopes.pop();
+        let mut out = vec![Node::Opaque(head), Node::Block(inner?)];
+        if condition_after {
+            let end = token_end(&self.pp.text, span);
+            let from = body.span.end
+                + (self.pp.text[body.span.end..end].len()
+                    - self.pp.text[body.span.end..end].trim_start().len());
+            let tail_span = Span::span(from, end);
+            let reason = format!("condition of the {what}");
+            out.push(Node::Opaque(self.opaque_text(
+                from..end,
+                tail_span,
+                reason,
+                Vec::new(),
+            )));
+        }
+        Ok(out)
+    }
+
+    /// Where the statement at `span` starts, the directive lines right above it
+    /// included (marked as used: they stay with it).
+    fn statement_start(&mut self, span: Span) -> usize {
         let text = &self.pp.text;
         let mut start = self.pp.line_start(span.start);
         if !text[start..span.start].trim().is_empty() {
@@ -117,12 +162,23 @@ impl Lowerer<'_> {
                 start = span.start;
             }
         }
-        let end = token_end(text, span);
+        start
+    }
+
+    /// The text `range` as glue, for the statement at `span`.
+    fn opaque_text(
+        &mut self,
+        range: std::ops::Range<usize>,
+        span: Span,
+        reason: String,
+        declares: Vec<String>,
+    ) -> Opaque {
+        let text = &self.pp.text;
         // Directives inside it are kept with it.
-        for (o, _) in crate::source::other_pragmas(text, start..end) {
+        for (o, _) in crate::source::other_pragmas(text, range.clone()) {
             self.used_pragmas.insert(o);
         }
-        let body = text[start..end].to_string();
+        let body = text[range].to_string();
         let (names, written) = self.names_in(&body);
         let mut writes = written;
         for d in &declares {
