@@ -321,7 +321,9 @@ fail:
  *   tune_co_finish()                    writes the JSON report
  *
  * Options: data=DIR tag=nestK version=V out=DIR report=FILE warmup=N reps=N
- *          max_reps=N target_ci=X max_time=S flush=BYTES counters=a,b,c
+ *          max_reps=N target_ci=X max_time=S flush=BYTES counters=a,b,c kill_after=S
+ * kill_after: stop repeating once a timed run took longer (the variant is clearly
+ * slower than the best so far; the report says "killed")
  * Before every repetition (warmup included) all loaded inputs are restored from their
  * pristine copies and, with flush>0, a buffer of that many bytes is written and read to
  * evict the caches -- both outside the timed region.
@@ -355,7 +357,8 @@ static struct {
   const char *data, *tag, *out, *report;
   long version;
   long warmup, reps, max_reps;
-  double target_ci, max_time;
+  double target_ci, max_time, kill_after;
+  int killed;
   size_t flush_bytes;
   unsigned char *flush_buf;
   struct tune_co_buf bufs[TUNE_CO_MAX_BUFS];
@@ -447,6 +450,7 @@ void tune_co_init(int argc, char **argv)
   tune_co.max_reps = atol(tune_co_arg(argc, argv, "max_reps", "0"));
   tune_co.target_ci = atof(tune_co_arg(argc, argv, "target_ci", "0"));
   tune_co.max_time = atof(tune_co_arg(argc, argv, "max_time", "0"));
+  tune_co.kill_after = atof(tune_co_arg(argc, argv, "kill_after", "0"));
   tune_co.flush_bytes = (size_t)atol(tune_co_arg(argc, argv, "flush", "0"));
   if (tune_co.reps < 1)
     tune_co.reps = 1;
@@ -614,6 +618,10 @@ int tune_co_next(void)
     long n = tune_co.nsamples;
     if (n >= tune_co.max_reps)
       return 0;
+    if (n > 0 && tune_co.kill_after > 0 && tune_co.samples[n - 1] > tune_co.kill_after) {
+      tune_co.killed = 1;
+      return 0;
+    }
     if (n >= tune_co.reps) {
       if (tune_co.target_ci <= 0)
         return 0;
@@ -690,8 +698,9 @@ void tune_co_finish(void)
   FILE *f = fopen(tune_co.report, "w");
   if (!f)
     tune_co_die("cannot write report", tune_co.report);
-  fprintf(f, "{\"warmup\":%ld,\"flush_bytes\":%lu,\"first_s\":%.9e,\"samples_s\":[", tune_co.done_warmup,
-          (unsigned long)tune_co.flush_bytes, tune_co.first);
+  fprintf(f, "{\"warmup\":%ld,\"flush_bytes\":%lu,\"first_s\":%.9e,\"killed\":%s,\"samples_s\":[",
+          tune_co.done_warmup, (unsigned long)tune_co.flush_bytes, tune_co.first,
+          tune_co.killed ? "true" : "false");
   for (long i = 0; i < tune_co.nsamples; i++)
     fprintf(f, "%s%.9e", i ? "," : "", tune_co.samples[i]);
   fprintf(f, "],\"counters\":[");

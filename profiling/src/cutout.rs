@@ -121,6 +121,8 @@ struct CutoutReport {
     warmup: u32,
     #[serde(default)]
     first_s: f64,
+    #[serde(default)]
+    killed: bool,
     samples_s: Vec<f64>,
     counters: Vec<CounterReading>,
 }
@@ -158,6 +160,10 @@ pub struct CutoutRun {
     /// for starting an OpenMP team, waking idle cores, first touches and cold caches.
     #[serde(default)]
     pub first_s: f64,
+    /// Repetitions stopped early: a timed run exceeded `Measure::kill_after_s` (the
+    /// variant is clearly slower than the best so far).
+    #[serde(default)]
+    pub killed: bool,
 }
 
 /// A nest with its saved data.
@@ -437,6 +443,7 @@ impl Cutout {
             counters: Vec::new(),
             wall_s: outcome.wall_seconds,
             first_s: 0.0,
+            killed: false,
         };
         result.verdict = match outcome.exit {
             Exit::TimedOut => Verdict::TimedOut {
@@ -454,6 +461,7 @@ impl Cutout {
                 .map_err(|e| Error::Run(format!("{}: {e}", report_path.display())))?;
             result.warmup = report.warmup;
             result.first_s = report.first_s;
+            result.killed = report.killed;
             result.stats = Stats::from_samples(&report.samples_s);
             result.samples = report.samples_s;
             result.counters = report.counters;
@@ -536,6 +544,7 @@ impl Cutout {
                     counters: Vec::new(),
                     wall_s: 0.0,
                     first_s: 0.0,
+                    killed: false,
                 },
                 None,
             )),

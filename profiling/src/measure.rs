@@ -26,6 +26,10 @@ pub struct Measure {
     pub flush_bytes: u64,
     /// perf events to count (`cycles`, `instructions`, `cache-misses`, `task-clock`, ...).
     pub counters: Vec<String>,
+    /// Stop repeating once a timed run took longer than this (seconds): the variant is
+    /// clearly slower than the best so far. `None` never stops early.
+    #[serde(default)]
+    pub kill_after_s: Option<f64>,
 }
 
 /// Hardware and software events read by default where the kernel allows them.
@@ -52,6 +56,7 @@ impl Default for Measure {
             flush: false,
             flush_bytes: 64 << 20,
             counters: DEFAULT_COUNTERS.iter().map(|s| s.to_string()).collect(),
+            kill_after_s: None,
         }
     }
 }
@@ -72,6 +77,12 @@ impl Measure {
     pub fn adaptive(mut self, target: f64, max: u32) -> Self {
         self.target_ci = Some(target);
         self.max_repetitions = max;
+        self
+    }
+
+    /// Stop repeating once a timed run exceeds `seconds`.
+    pub fn kill_after(mut self, seconds: f64) -> Self {
+        self.kill_after_s = Some(seconds);
         self
     }
 
@@ -111,6 +122,9 @@ impl Measure {
         }
         if self.flush {
             v.push(format!("flush={}", self.flush_bytes));
+        }
+        if let Some(k) = self.kill_after_s {
+            v.push(format!("kill_after={k}"));
         }
         if !self.counters.is_empty() {
             v.push(format!("counters={}", self.counters.join(",")));

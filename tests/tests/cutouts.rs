@@ -140,6 +140,45 @@ fn the_original_verifies_and_planted_failures_are_reported() {
 }
 
 #[test]
+fn a_run_over_the_kill_bound_stops_the_repetitions_and_the_outputs_are_still_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = gemm_cutout(dir.path());
+    let tc = Toolchain::default();
+    let run = |m: &Measure| {
+        c.measure(
+            &tc,
+            &c.original(),
+            0,
+            m,
+            Duration::from_secs(10),
+            &dir.path().join("b"),
+            &dir.path().join("s"),
+        )
+        .unwrap()
+        .0
+    };
+    // Any run exceeds a nanosecond: one timed run, then it stops.
+    let m = Measure::default()
+        .warmup(1)
+        .repetitions(10)
+        .counters(&[])
+        .kill_after(1e-9);
+    let killed = run(&m);
+    assert_eq!(killed.verdict, Verdict::Verified);
+    assert!(killed.killed);
+    assert_eq!(killed.samples.len(), 1);
+    // No run exceeds an hour: all ten.
+    let m = Measure::default()
+        .warmup(1)
+        .repetitions(10)
+        .counters(&[])
+        .kill_after(3600.0);
+    let full = run(&m);
+    assert!(!full.killed);
+    assert_eq!(full.samples.len(), 10);
+}
+
+#[test]
 fn adaptive_measurement_stops_between_its_bounds() {
     let dir = tempfile::tempdir().unwrap();
     let c = gemm_cutout(dir.path());

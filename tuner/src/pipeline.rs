@@ -421,7 +421,10 @@ impl Pipeline {
             &runner,
             &mut strategy,
             &mut MemoryRecords::default(),
-            &Budget::unlimited(),
+            &Budget {
+                kill: Some((crate::tune_loop::KILL_FACTOR, base.stats.median)),
+                ..Budget::unlimited()
+            },
             &self.measure,
             &mut |_| {
                 n += 1;
@@ -549,6 +552,7 @@ fn passed_over(db: &Database, visited: &[Visited], v: &Visited) -> Candidate {
         stats: None,
         first: None,
         speedup: 0.0,
+        killed: false,
         kept: false,
         why: String::new(),
     };
@@ -590,6 +594,7 @@ fn record_trial(c: &mut Candidate, t: &Trial, base: &Stats) {
             if run.verdict == Verdict::Verified {
                 c.speedup = base.median / run.stats.median.max(1e-12);
                 c.stats = Some(run.stats);
+                c.killed = run.killed;
             } else {
                 c.why = format!("not verified: {}", run.verdict.describe());
             }
@@ -630,6 +635,12 @@ fn judge(candidates: &mut [Candidate], base: &Timing, calls: u64) -> Option<usiz
                 c.speedup,
                 interval(&t.stats),
                 interval(&base.stats)
+            ),
+            Judgement::NotFaster if c.killed => format!(
+                "verified, but clearly slower ({:.2}x): stopped after {} timed run(s), the last over {}x the best median so far",
+                c.speedup,
+                t.stats.n,
+                crate::tune_loop::KILL_FACTOR
             ),
             Judgement::NotFaster => format!(
                 "verified, but not faster beyond the noise ({:.2}x; 95% interval of its median {} vs the baseline's {})",

@@ -99,6 +99,9 @@ pub struct Candidate {
     pub first: Option<f64>,
     /// Baseline median over its median (0 when not verified).
     pub speedup: f64,
+    /// Its repetitions stopped early: a timed run exceeded 1.5x the best median so far.
+    #[serde(default)]
+    pub killed: bool,
     /// It is the nest's chosen recipe.
     pub kept: bool,
     /// Why it was kept or not (what `--explain` prints).

@@ -136,6 +136,8 @@ pub fn search(cfg: &SearchConfig) -> Result<Searched> {
                 measurements: cfg.budget,
                 time: cfg.time_limit,
                 batch: cfg.jobs,
+                // The baseline is among the records: the best of them sets the bound.
+                kill: Some((crate::tune_loop::KILL_FACTOR, f64::INFINITY)),
             },
             &cfg.measuring.measure,
             &mut |_| {},

@@ -27,6 +27,10 @@ pub struct Budget {
     pub time: Option<Duration>,
     /// Candidates built in parallel per batch.
     pub batch: usize,
+    /// `(factor, baseline median)`: a candidate's repetitions stop once one timed run
+    /// exceeds `factor` times the best median so far (the baseline's or a verified
+    /// candidate's); it is then clearly slower and counts as such.
+    pub kill: Option<(f64, f64)>,
 }
 
 impl Budget {
@@ -36,6 +40,7 @@ impl Budget {
             measurements: usize::MAX,
             time: None,
             batch: 1,
+            kill: None,
         }
     }
 }
@@ -143,7 +148,9 @@ pub fn tune_nest(
                 }
                 Built::Exe(exe) => {
                     on_run(&recipe);
-                    let run = runner.run(&exe, "candidate", measure)?;
+                    let bounded =
+                        kill_bound(budget, &*records).map(|s| measure.clone().kill_after(s));
+                    let run = runner.run(&exe, "candidate", bounded.as_ref().unwrap_or(measure))?;
                     records.add(Measured::of_run(&recipe, &run), strategy.proposer())?;
                     Trial::Ran {
                         recipe,
@@ -156,6 +163,28 @@ pub fn tune_nest(
         }
     }
     Ok(trials)
+}
+
+/// A candidate whose timed run exceeds this many times the best median so far stops
+/// repeating: it is clearly slower.
+pub const KILL_FACTOR: f64 = 1.5;
+
+/// Runs shorter than this are never stopped early: repeating them costs little, and
+/// a first slow run (an OpenMP team starting) says little.
+const KILL_MIN_S: f64 = 0.01;
+
+/// The time after which a candidate's run shows it clearly slower than the best so
+/// far (`Budget::kill`).
+fn kill_bound(budget: &Budget, records: &dyn Records) -> Option<f64> {
+    let (factor, baseline) = budget.kill?;
+    let best = records
+        .candidates()
+        .iter()
+        .filter(|m| m.verdict == Verdict::Verified && m.stats.median > 0.0)
+        .map(|m| m.stats.median)
+        .fold(baseline, f64::min);
+    let bound = factor * best;
+    (bound.is_finite() && bound >= KILL_MIN_S).then_some(bound)
 }
 
 /// A batch of proposals.
