@@ -60,6 +60,25 @@ pub const COLD_RUNS: usize = 3;
 /// warm median) is ranked on warm runs alone: its cold run cannot change the outcome.
 pub const COLD_MATTERS_S: f64 = 1.0;
 
+/// Timed runs every variant gets before the adaptive stop may end them.
+pub const MIN_REPETITIONS: u32 = 5;
+
+/// Relative half-width of the median's 95% interval at which repetitions stop.
+pub const TARGET_CI: f64 = 0.02;
+
+/// How the tuning commands measure a variant: `warmup` runs, then at least
+/// [`MIN_REPETITIONS`] (or `max` when smaller) and at most `max` timed runs, stopping
+/// once the distribution-free 95% interval of the median (order statistics
+/// `n/2 ± 0.98 sqrt(n)`) is within ±[`TARGET_CI`] of it. A long nest with a small
+/// spread is decided in five runs; a noisy one gets all `max`.
+pub fn adaptive_measure(warmup: u32, max: u32) -> Measure {
+    Measure::default()
+        .warmup(warmup)
+        .repetitions(MIN_REPETITIONS.min(max))
+        .adaptive(TARGET_CI, max)
+        .counters(&[])
+}
+
 /// In a program without markers, nests under this share of the loop nests' time in
 /// the dry run are left out: tuning them cannot pay.
 pub const AUTO_MIN_SHARE: f64 = 0.01;
@@ -113,7 +132,7 @@ impl Pipeline {
             k: 3,
             db: models.join("tune.db"),
             model: models.join("model"),
-            measure: Measure::default().warmup(2).repetitions(10).counters(&[]),
+            measure: adaptive_measure(2, 10),
             timeout: Duration::from_secs(600),
             cache_root: profiling::cache::default_root(),
             toolchain: Toolchain::default(),
