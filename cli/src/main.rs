@@ -194,6 +194,11 @@ struct ApplyArgs {
     /// check (a tuned program not faster beyond the noise is given up); 0 skips it.
     #[arg(long, value_name = "N", default_value_t = 5)]
     check_runs: usize,
+    /// Tuning time for the program (seconds): each nest gets the time left divided by
+    /// the nests left; candidates and nests beyond it are cut and listed (--explain).
+    /// The whole-program check always runs.
+    #[arg(long, value_name = "SECS")]
+    budget_s: Option<f64>,
 }
 
 #[derive(clap::Args)]
@@ -446,6 +451,7 @@ pub(crate) struct PipelineOptions<'a> {
     pub(crate) model: Option<&'a PathBuf>,
     pub(crate) timeout: f64,
     pub(crate) check_runs: usize,
+    pub(crate) budget_s: Option<f64>,
 }
 
 impl PipelineOptions<'_> {
@@ -468,7 +474,10 @@ impl PipelineOptions<'_> {
             p = p.model(m);
         }
         p.timeout = Duration::from_secs_f64(self.timeout);
-        p.check_runs(self.check_runs)
+        p.check_runs(self.check_runs).budget(
+            self.budget_s
+                .map(|s| Duration::try_from_secs_f64(s.max(0.0)).unwrap_or(Duration::MAX)),
+        )
     }
 }
 
@@ -492,6 +501,7 @@ fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
         model: a.model.as_ref(),
         timeout: a.timeout,
         check_runs: a.check_runs,
+        budget_s: a.budget_s,
     }
     .pipeline();
     let report = p.apply(&spec)?;

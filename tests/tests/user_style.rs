@@ -129,6 +129,13 @@ fn a_directive_before_anything_but_a_loop_keeps_that_statement_as_written() {
         table.contains("line 6: statement: statement under '#pragma omp barrier'"),
         "{table}"
     );
+    // Where the nest's tuning time went.
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("    time ") && l.contains(" s: baseline ")),
+        "{table}"
+    );
     let tuned = std::fs::read_to_string(d.join("stray.tuned.c")).unwrap();
     assert!(
         tuned.contains("#pragma omp barrier\n  x[0] = 1.0;\n"),
@@ -295,4 +302,40 @@ fn a_do_while_time_loop_is_glue_and_the_sweeps_inside_it_are_tuned() {
     assert!(tuned.contains("  do {\n"), "{tuned}");
     assert!(tuned.contains("  } while (++it < iters);\n"), "{tuned}");
     assert!(original.contains("  } while (++it < iters);\n"));
+}
+
+#[test]
+fn a_spent_time_budget_leaves_the_nests_untuned_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let name = "harness_loops.c";
+    std::fs::copy(
+        workspace().join("tests/fixtures/user-style").join(name),
+        d.join(name),
+    )
+    .unwrap();
+    let out = tune(
+        &strings(&[
+            "apply",
+            name,
+            "--budget-s",
+            "0",
+            "--explain",
+            "--report",
+            "r.json",
+        ]),
+        d,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr_text());
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    assert!(r["nests"].as_array().unwrap().is_empty());
+    let cut: Vec<String> = left_out(&r)
+        .into_iter()
+        .filter(|l| l.contains("the time budget (--budget-s) ran out"))
+        .collect();
+    // The two kernels' nests at least (the others may be left out for their share).
+    assert!(cut.len() >= 2, "{cut:#?}");
+    let tuned = std::fs::read_to_string(d.join("harness_loops.tuned.c")).unwrap();
+    assert_eq!(tuned, std::fs::read_to_string(d.join(name)).unwrap());
 }

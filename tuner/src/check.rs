@@ -81,5 +81,6 @@ pub fn program_check(
         reverted,
         original_command: command(&benches[0]),
         tuned_command: command(&benches[1]),
+        seconds: 0.0,
     })
 }

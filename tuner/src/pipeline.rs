@@ -28,8 +28,8 @@ use crate::nest_bench::{Measuring, NestBench};
 use crate::ranker::{EmbeddingRanker, Query, Ranker};
 use crate::records::MemoryRecords;
 use crate::report::{
-    ApplyReport, Candidate, CandidateVerdict, Neighbour, NestReport, NestTiming, TimeSplit,
-    UserParallel,
+    ApplyReport, Candidate, CandidateVerdict, Neighbour, NestReport, NestTime, NestTiming,
+    TimeSplit, UserParallel,
 };
 use crate::retrieve::{walk, Outcome, Visited};
 use crate::run::{checked_dry_run, DryRun, NestSummary, RunConfig};
@@ -109,6 +109,10 @@ pub struct Pipeline {
     /// Timed runs of each whole program (original and tuned, in rotation) in the
     /// final check; 0 skips the check.
     pub check_runs: usize,
+    /// Tuning time for the whole program (`--budget-s`): each nest gets the time left
+    /// divided by the nests left; candidates beyond it are cut (and said so), nests
+    /// reached after it are left out. The whole-program check always runs.
+    pub budget: Option<Duration>,
 }
 
 impl std::fmt::Debug for Pipeline {
@@ -138,6 +142,7 @@ impl Pipeline {
             toolchain: Toolchain::default(),
             events: None,
             check_runs: 5,
+            budget: None,
         }
     }
 
@@ -184,6 +189,12 @@ impl Pipeline {
     /// Runs of each whole program in the final check (0: no check).
     pub fn check_runs(mut self, runs: usize) -> Pipeline {
         self.check_runs = runs;
+        self
+    }
+
+    /// The tuning time of a whole program (see [`Pipeline::budget`]).
+    pub fn budget(mut self, budget: Option<Duration>) -> Pipeline {
+        self.budget = budget;
         self
     }
 
@@ -268,7 +279,7 @@ impl Pipeline {
         // first parallel region of a process) does not count.
         let steady = |s: &NestSummary| s.min_s * s.invocations as f64;
         let total_s: f64 = dry.summary.nests.iter().map(steady).sum();
-        for nest in &dry.nests {
+        for (k, nest) in dry.nests.iter().enumerate() {
             let run = dry.summary.nests.iter().find(|s| s.name == nest.name);
             let line = run.map_or(0, |s| s.line);
             let skip = match run {
@@ -287,6 +298,16 @@ impl Pipeline {
                 }
                 Some(_) => None,
             };
+            // This nest's share of the time left.
+            let share = self.budget.map(|b| {
+                let left = b.saturating_sub(Duration::from_secs_f64(clock.elapsed()));
+                left / (dry.nests.len() - k) as u32
+            });
+            let skip = skip.or_else(|| {
+                (share == Some(Duration::ZERO)).then(|| {
+                    "not tuned: the time budget (--budget-s) ran out before it".to_string()
+                })
+            });
             if let Some(reason) = skip {
                 left_out.push(crate::report::LeftOut {
                     line,
@@ -302,7 +323,7 @@ impl Pipeline {
                 db: &db,
                 machine: machine.as_ref(),
             };
-            nests.push(self.tune_nest(&ctx, &bench, &mut ranker, &mut time)?);
+            nests.push(self.tune_nest(&ctx, &bench, &mut ranker, &mut time, share)?);
         }
         let mut report = ApplyReport {
             program: dry.parsed.program.name.clone(),
@@ -327,7 +348,8 @@ impl Pipeline {
         let any_chosen = report.nests.iter().any(|n| !n.chosen.steps.is_empty());
         if any_chosen && self.check_runs > 0 {
             self.say(&p.name, "whole-program check");
-            let c = clock.add_to(&mut time.measuring_s, || {
+            let check_clock = Clock::start();
+            let mut c = clock.add_to(&mut time.measuring_s, || {
                 crate::check::program_check(
                     &self.toolchain,
                     self.check_runs,
@@ -337,6 +359,7 @@ impl Pipeline {
                     &dry.cache.root.join("check"),
                 )
             })?;
+            c.seconds = check_clock.elapsed();
             if c.reverted {
                 report.revert(original);
             }
@@ -354,6 +377,7 @@ impl Pipeline {
         bench: &NestBench,
         ranker: &mut EmbeddingRanker,
         time: &mut TimeSplit,
+        share: Option<Duration>,
     ) -> Result<NestReport> {
         let clock = Clock::start();
         let nest = bench.nest;
@@ -442,6 +466,8 @@ impl Pipeline {
             &mut MemoryRecords::default(),
             &Budget {
                 kill: Some((crate::tune_loop::KILL_FACTOR, base.stats.median)),
+                // What is left of the nest's share after its baseline.
+                time: share.map(|d| d.saturating_sub(Duration::from_secs_f64(clock.elapsed()))),
                 ..Budget::unlimited()
             },
             &self.measure,
@@ -471,6 +497,15 @@ impl Pipeline {
                 }
             }
         }
+        if share.is_some() {
+            for (c, v) in candidates.iter_mut().zip(&visited) {
+                if v.is_pick() && !trials.iter().any(|t| t.recipe() == &v.recipe) {
+                    c.why = "cut: the nest's share of the time budget (--budget-s) ran out \
+                             before it was measured"
+                        .into();
+                }
+            }
+        }
         let base_timing = Timing {
             stats: base.stats,
             first: base_first,
@@ -478,6 +513,13 @@ impl Pipeline {
         let kept = judge(&mut candidates, &base_timing, calls);
         time.building_s += builder.seconds();
         time.measuring_s += runner.seconds();
+        let nest_time = NestTime {
+            baseline_s: base.wall_s,
+            candidates_s: candidates.iter().map(|c| c.run_s).sum(),
+            building_s: builder.seconds(),
+            measuring_s: runner.seconds(),
+            total_s: clock.elapsed(),
+        };
         let tuned = kept.and_then(|i| candidates[i].stats);
         let roof = ctx.machine.map(|m| Roof::of(m, true));
         let efficiency = |t: f64| -> Option<f64> {
@@ -514,6 +556,7 @@ impl Pipeline {
             measured_variants: measured,
             invocations: calls,
             baseline_first: base_first,
+            time: nest_time,
         })
     }
 
@@ -571,6 +614,7 @@ fn passed_over(db: &Database, visited: &[Visited], v: &Visited) -> Candidate {
         stats: None,
         first: None,
         speedup: 0.0,
+        run_s: 0.0,
         killed: false,
         kept: false,
         why: String::new(),
@@ -610,6 +654,7 @@ fn record_trial(c: &mut Candidate, t: &Trial, base: &Stats) {
         }
         Trial::Ran { run, .. } => {
             c.verdict = CandidateVerdict::from(&run.verdict);
+            c.run_s = run.wall_s;
             if run.verdict == Verdict::Verified {
                 c.speedup = base.median / run.stats.median.max(1e-12);
                 c.stats = Some(run.stats);

@@ -99,6 +99,9 @@ pub struct Candidate {
     pub first: Option<f64>,
     /// Baseline median over its median (0 when not verified).
     pub speedup: f64,
+    /// Wall time of its measurement (the child process: loading, warmup, runs).
+    #[serde(default)]
+    pub run_s: f64,
     /// Its repetitions stopped early: a timed run exceeded 1.5x the best median so far.
     #[serde(default)]
     pub killed: bool,
@@ -208,6 +211,24 @@ pub struct NestReport {
     /// The user's parallel loops in the nest.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub user_parallel: Vec<UserParallel>,
+    /// Where the nest's tuning time went.
+    #[serde(default)]
+    pub time: NestTime,
+}
+
+/// Where one nest's tuning time went (seconds).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NestTime {
+    /// Measuring the baseline (its child process, warm runs).
+    pub baseline_s: f64,
+    /// Measuring the candidates (their child processes).
+    pub candidates_s: f64,
+    /// Building the baseline and the candidates.
+    pub building_s: f64,
+    /// Running them all, cold runs included.
+    pub measuring_s: f64,
+    /// The nest from its baseline to its choice.
+    pub total_s: f64,
 }
 
 /// Wall time of the tuning, by phase.
@@ -251,6 +272,9 @@ pub struct ProgramCheck {
     /// How the tuned program was built for the check.
     #[serde(default)]
     pub tuned_command: String,
+    /// Wall time of the check: builds and runs (seconds).
+    #[serde(default)]
+    pub seconds: f64,
 }
 
 /// What `tune apply` did to a program.

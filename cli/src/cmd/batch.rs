@@ -75,6 +75,7 @@ pub fn cmd_batch(a: BatchArgs) -> Result<i32, Error> {
         model: a.model.as_ref(),
         timeout: a.timeout,
         check_runs: a.check_runs,
+        budget_s: None,
     }
     .pipeline();
     let summary = if a.merge {

@@ -64,6 +64,17 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
                     }
                 );
             }
+            let t = &n.time;
+            let ran = n.candidates.iter().filter(|c| c.run_s > 0.0).count();
+            let _ = writeln!(
+                out,
+                "    time {:.1} s: baseline {:.1} s, {ran} candidate(s) {:.1} s, cold runs {:.1} s, building {:.1} s",
+                t.total_s,
+                t.baseline_s,
+                t.candidates_s,
+                (t.measuring_s - t.baseline_s - t.candidates_s).max(0.0),
+                t.building_s
+            );
             for c in &n.candidates {
                 let _ = writeln!(
                     out,
@@ -108,6 +119,7 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
             }
         );
         if explain {
+            let _ = writeln!(out, "    whole-program check {:.1} s", c.seconds);
             let _ = writeln!(out, "    original built as: {}", c.original_command);
             let _ = writeln!(out, "    tuned built as:    {}", c.tuned_command);
         }

@@ -74,6 +74,43 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// The declarators of `d` with the name and symbol each declares.
+    pub(super) fn declared<'d>(
+        &self,
+        d: &'d Declaration,
+    ) -> Vec<(&'d CNode<lang_c::ast::InitDeclarator>, Option<String>, Sym)> {
+        let syms = Symbols {
+            vars: HashMap::new(),
+            typedefs: HashMap::new(),
+        };
+        let base = base_type(&d.specifiers, &syms);
+        d.declarators
+            .iter()
+            .map(|init| {
+                let (name, sym) =
+                    declarator_sym(&init.node.declarator.node, base.clone(), false, self.pp);
+                (init, name, sym)
+            })
+            .collect()
+    }
+
+    /// Puts a local in the current scope (a scalar in the program's scalars too).
+    pub(super) fn declare_local(&mut self, name: &str, sym: Sym) {
+        if let Sym::Scalar(dtype) = sym {
+            self.scalars.entry(name.to_string()).or_insert(Scalar {
+                name: name.to_string(),
+                dtype,
+                origin: ScalarOrigin::Local,
+                written: false,
+                read: false,
+            });
+        }
+        self.scopes
+            .last_mut()
+            .expect("scope")
+            .insert(name.to_string(), sym);
+    }
+
     pub(super) fn declaration(&mut self, d: &Declaration, span: Span) -> Result<Vec<Node>> {
         for s in &d.specifiers {
             if let DeclarationSpecifier::StorageClass(c) = &s.node {
@@ -85,15 +122,8 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        let syms = Symbols {
-            vars: HashMap::new(),
-            typedefs: HashMap::new(),
-        };
-        let base = base_type(&d.specifiers, &syms);
         let mut out = Vec::new();
-        for init in &d.declarators {
-            let (name, sym) =
-                declarator_sym(&init.node.declarator.node, base.clone(), false, self.pp);
+        for (init, name, sym) in self.declared(d) {
             let name = match name {
                 Some(n) => n,
                 None => return self.unsupported(init.span, "abstract declarator"),
@@ -110,17 +140,7 @@ impl<'a> Lowerer<'a> {
                             }
                         },
                     };
-                    self.scalars.entry(name.clone()).or_insert(Scalar {
-                        name: name.clone(),
-                        dtype,
-                        origin: ScalarOrigin::Local,
-                        written: false,
-                        read: false,
-                    });
-                    self.scopes
-                        .last_mut()
-                        .expect("scope")
-                        .insert(name.clone(), Sym::Scalar(dtype));
+                    self.declare_local(&name, Sym::Scalar(dtype));
                     out.push(Node::Decl(Decl {
                         name,
                         dtype,

@@ -250,37 +250,17 @@ impl Lowerer<'_> {
 
     /// The variables a declaration declares, put in scope as their types say.
     pub(super) fn declare_names(&mut self, d: &Declaration) -> Vec<String> {
-        let syms = Symbols {
-            vars: HashMap::new(),
-            typedefs: HashMap::new(),
-        };
-        let base = base_type(&d.specifiers, &syms);
         let mut out = Vec::new();
-        for init in &d.declarators {
-            let (name, sym) =
-                declarator_sym(&init.node.declarator.node, base.clone(), false, self.pp);
-            if let Some(name) = name {
-                if let Sym::Scalar(dtype) = sym {
-                    self.scalars.entry(name.clone()).or_insert(Scalar {
-                        name: name.clone(),
-                        dtype,
-                        origin: ScalarOrigin::Local,
-                        written: false,
-                        read: false,
-                    });
-                }
-                // Anything but a scalar is known only as a pointer: what indexes it is
-                // glue as well.
-                let sym = match sym {
-                    Sym::Scalar(t) => Sym::Scalar(t),
-                    _ => Sym::Pointer,
-                };
-                self.scopes
-                    .last_mut()
-                    .expect("scope")
-                    .insert(name.clone(), sym);
-                out.push(name);
-            }
+        for (_, name, sym) in self.declared(d) {
+            let Some(name) = name else { continue };
+            // Anything but a scalar is known only as a pointer: what indexes it is
+            // glue as well.
+            let sym = match sym {
+                Sym::Scalar(t) => Sym::Scalar(t),
+                _ => Sym::Pointer,
+            };
+            self.declare_local(&name, sym);
+            out.push(name);
         }
         out
     }
