@@ -123,3 +123,35 @@ fn a_parallel_region_with_other_statements_is_kept_as_written() {
     assert_eq!(nests.len(), 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_k_and_r_parameter_list_gives_the_parameters_their_types() {
+    let dir = std::env::temp_dir().join(format!("tune-knr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("knr.c");
+    std::fs::write(
+        &file,
+        "void scale(n, s, a, p)\n  int n;\n  double s, a[64][64];\n  float *p;\n{\n  int i, j;\n  for (i = 0; i < n; i++)\n    for (j = 0; j < n; j++)\n      a[i][j] = s * a[i][j];\n  p[0] = 1.0f;\n}\nint main(void) { static double a[64][64]; float f; scale(64, 2.0, a, &f); return 0; }\n",
+    )
+    .unwrap();
+    let parsed = ir::load(
+        file.to_str().unwrap(),
+        &ir::FrontendOptions {
+            function: Some("scale".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let nests = ir::codegen::nests(&parsed.program);
+    assert_eq!(nests.len(), 1);
+    assert_eq!(nests[0].arrays, ["a"]);
+    let a = parsed.program.array("a").unwrap();
+    assert_eq!(a.extents, [Some(64), Some(64)]);
+    assert!(parsed.program.is_param("n"));
+    // The pointer store is glue.
+    let body = &parsed.program.regions[0].body;
+    assert!(body
+        .iter()
+        .any(|n| matches!(n, ir::program::Node::Opaque(o) if o.text == "p[0] = 1.0f;")));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -253,6 +253,18 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
                 }
             }
         }
+        // K&R parameter lists (`void f(n, a) int n; double a[N]; {`): the types come
+        // in declarations before the body.
+        for d in &fdef.declarations {
+            let base = base_type(&d.node.specifiers, &external);
+            for init in &d.node.declarators {
+                let (name, sym) =
+                    declarator_sym(&init.node.declarator.node, base.clone(), true, &pp);
+                if let Some(name) = name {
+                    external.vars.insert(name, sym);
+                }
+            }
+        }
         for d in &r.decls {
             external.declare(d, &pp);
         }
