@@ -1,7 +1,8 @@
 //! Transfer tuning against the compilers: per kernel, `tune apply --top-k K` (default
 //! model and database unless TUNE_BENCH_DB / TUNE_BENCH_MODEL say otherwise) on the
-//! dataset program, then the original under gcc and Polly and the tuned program under
-//! gcc + OpenMP, timed in one rotation. Prints per-kernel speedups over gcc, their
+//! dataset program, then the original under gcc and Polly (sequential, and with
+//! `-polly-parallel` and OpenMP: the faster of the two is Polly's column, both are on the
+//! row) and the tuned program under gcc + OpenMP, timed in one rotation. Prints per-kernel speedups over gcc, their
 //! geomeans, measured variants per nest, tuning wall time, and gemm's GFLOP/s against
 //! the machine's peak.
 //!

@@ -125,6 +125,11 @@ pub fn search(cfg: &SearchConfig) -> Result<Searched> {
                 Proposer::Baseline,
             )?;
         }
+        // The bound of early kills starts from the baseline's median.
+        let baseline = mine
+            .find(&Recipe::default())
+            .filter(|m| m.verdict == Verdict::Verified)
+            .map_or(f64::INFINITY, |m| m.stats.median);
         let mut strategy = cfg.strategy.build(nest_seed(cfg.seed, &nest.name));
         let trials = tune_nest(
             bench.target(),
@@ -136,8 +141,7 @@ pub fn search(cfg: &SearchConfig) -> Result<Searched> {
                 measurements: cfg.budget,
                 time: cfg.time_limit,
                 batch: cfg.jobs,
-                // The baseline is among the records: the best of them sets the bound.
-                kill: Some((crate::tune_loop::KILL_FACTOR, f64::INFINITY)),
+                kill: Some((crate::tune_loop::KILL_FACTOR, baseline)),
             },
             &cfg.measuring.measure,
             &mut |_| {},

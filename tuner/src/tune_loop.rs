@@ -222,3 +222,64 @@ fn propose_batch(
     }
     p
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::MemoryRecords;
+    use crate::strategy::Proposer;
+    use ir::transform::Step;
+    use profiling::measure::Stats;
+
+    fn measured(factor: u32, median: f64, verdict: Verdict) -> Measured {
+        Measured {
+            recipe: Recipe {
+                steps: vec![Step::Unroll { at: 0, factor }],
+            },
+            verdict,
+            samples: vec![median],
+            stats: Stats::from_samples(&[median]),
+        }
+    }
+
+    #[test]
+    fn the_kill_bound_follows_the_best_verified_median() {
+        let budget = Budget {
+            kill: Some((KILL_FACTOR, 0.1)),
+            ..Budget::unlimited()
+        };
+        let mut records = MemoryRecords::default();
+        // Only the baseline so far: 1.5 x 100 ms.
+        let bound = kill_bound(&budget, &records).unwrap();
+        assert!((bound - 0.15).abs() < 1e-12, "{bound}");
+        // A faster verified candidate lowers it; a faster wrong one does not.
+        records
+            .add(measured(2, 0.04, Verdict::Verified), Proposer::Transfer)
+            .unwrap();
+        records
+            .add(
+                measured(
+                    4,
+                    0.001,
+                    Verdict::WrongResult {
+                        array: "a".into(),
+                        index: 0,
+                        got: 1.0,
+                        want: 0.0,
+                        mismatches: 1,
+                    },
+                ),
+                Proposer::Transfer,
+            )
+            .unwrap();
+        let bound = kill_bound(&budget, &records).unwrap();
+        assert!((bound - 0.06).abs() < 1e-12, "{bound}");
+        // Bounds under 10 ms never stop a run.
+        records
+            .add(measured(8, 0.005, Verdict::Verified), Proposer::Transfer)
+            .unwrap();
+        assert_eq!(kill_bound(&budget, &records), None);
+        // Without a kill factor, nothing is stopped.
+        assert_eq!(kill_bound(&Budget::unlimited(), &records), None);
+    }
+}

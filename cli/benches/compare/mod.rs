@@ -186,8 +186,10 @@ pub fn geomean(v: &[f64]) -> f64 {
     (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
 }
 
-/// Builds and runs the three variants of one kernel; `tuned` is the tuned source.
-pub fn measure_kernel(s: &Setup, kernel: &str, tuned: &Path) -> [Binary; 3] {
+/// Builds and runs the four variants of one kernel (gcc, Polly sequential, Polly with
+/// `-polly-parallel` and OpenMP, the tuned program under gcc + OpenMP); `tuned` is the
+/// tuned source.
+pub fn measure_kernel(s: &Setup, kernel: &str, tuned: &Path) -> [Binary; 4] {
     let dir = s.out.join(kernel);
     std::fs::create_dir_all(&dir).expect("kernel folder");
     let orig_t = dir.join("orig.timed.c");
@@ -195,50 +197,44 @@ pub fn measure_kernel(s: &Setup, kernel: &str, tuned: &Path) -> [Binary; 3] {
     timed_copy(&s.source(kernel), &orig_t);
     timed_copy(tuned, &tuned_t);
     let preset = s.preset_flag();
-    let gcc = dir.join("gcc.exe");
-    let polly = dir.join("polly.exe");
-    let tuned_exe = dir.join("tuned.exe");
-    compile(
-        "gcc",
-        &["-O3", "-march=native"],
-        &orig_t,
-        &s.programs,
-        &preset,
-        &gcc,
-    );
-    compile(
-        "clang-19",
-        &["-O3", "-march=native", "-mllvm", "-polly"],
-        &orig_t,
-        &s.programs,
-        &preset,
-        &polly,
-    );
-    compile(
-        "gcc",
-        &["-O3", "-march=native", "-fopenmp"],
-        &tuned_t,
-        &s.programs,
-        &preset,
-        &tuned_exe,
-    );
-    let mut bins = [
-        Binary {
-            exe: gcc,
-            times: Vec::new(),
-            stdout: String::new(),
-        },
-        Binary {
-            exe: polly,
-            times: Vec::new(),
-            stdout: String::new(),
-        },
-        Binary {
-            exe: tuned_exe,
-            times: Vec::new(),
-            stdout: String::new(),
-        },
+    let builds: [(&str, &[&str], &Path, &str); 4] = [
+        ("gcc", &["-O3", "-march=native"], &orig_t, "gcc.exe"),
+        (
+            "clang-19",
+            &["-O3", "-march=native", "-mllvm", "-polly"],
+            &orig_t,
+            "polly.exe",
+        ),
+        (
+            "clang-19",
+            &[
+                "-O3",
+                "-march=native",
+                "-mllvm",
+                "-polly",
+                "-mllvm",
+                "-polly-parallel",
+                "-fopenmp",
+            ],
+            &orig_t,
+            "polly-par.exe",
+        ),
+        (
+            "gcc",
+            &["-O3", "-march=native", "-fopenmp"],
+            &tuned_t,
+            "tuned.exe",
+        ),
     ];
+    let mut bins = builds.map(|(cc, flags, src, exe)| {
+        let exe = dir.join(exe);
+        compile(cc, flags, src, &s.programs, &preset, &exe);
+        Binary {
+            exe,
+            times: Vec::new(),
+            stdout: String::new(),
+        }
+    });
     run_rotation(&mut bins, s.runs);
     bins
 }
@@ -252,13 +248,17 @@ pub fn have_polly() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// The three variants of one kernel, measured.
+/// The variants of one kernel, measured.
 pub struct Compared {
-    pub bins: [Binary; 3],
-    /// Median region seconds under gcc, Polly, and of the tuned program.
+    pub bins: [Binary; 4],
+    /// Median region seconds under gcc, Polly's best (sequential or `-polly-parallel`),
+    /// and of the tuned program.
     pub gcc: f64,
     pub polly: f64,
     pub tuned: f64,
+    /// Medians of sequential Polly and of `-polly-parallel`.
+    pub polly_seq: f64,
+    pub polly_par: f64,
     /// Whether the tuned program prints what the gcc-built original prints: byte for
     /// byte, or each array's sum within a relative 1e-9 (contraction into FMAs differs
     /// between differently shaped code under -march=native, so the bits of the arrays,
@@ -302,26 +302,29 @@ pub fn outputs_agree(want: &str, got: &str) -> String {
     }
 }
 
-/// Builds and runs the kernel's three variants ([`measure_kernel`]) and sums them up.
+/// Builds and runs the kernel's variants ([`measure_kernel`]) and sums them up.
 pub fn compare(s: &Setup, kernel: &str, tuned: &Path) -> Compared {
     let bins = measure_kernel(s, kernel, tuned);
-    let [gcc, polly, tuned] = [0, 1, 2].map(|i| median(&bins[i].times));
-    let outputs = outputs_agree(&bins[0].stdout, &bins[2].stdout);
+    let [gcc, polly_seq, polly_par, tuned] = [0, 1, 2, 3].map(|i| median(&bins[i].times));
+    let outputs = outputs_agree(&bins[0].stdout, &bins[3].stdout);
     Compared {
         bins,
         gcc,
-        polly,
+        polly: polly_seq.min(polly_par),
         tuned,
+        polly_seq,
+        polly_par,
         outputs,
     }
 }
 
 impl Compared {
-    /// A table row: kernel, the three medians in ms, both speedups over gcc, then
-    /// `middle` (the bench's own columns), outputs and spreads.
+    /// A table row: kernel, the medians in ms (Polly's best), both speedups over gcc,
+    /// then `middle` (the bench's own columns), outputs, which Polly was best and the
+    /// spreads.
     pub fn line(&self, kernel: &str, middle: &str) -> String {
         format!(
-            "{:<12}{:>10.2}{:>10.2}{:>10.2}{:>8.2}x{:>8.2}x{middle}  {} (spread gcc ±{:.0}% polly ±{:.0}% tuned ±{:.0}%)",
+            "{:<12}{:>10.2}{:>10.2}{:>10.2}{:>8.2}x{:>8.2}x{middle}  {} (polly seq {:.2}x par {:.2}x; spread gcc ±{:.0}% polly ±{:.0}%/±{:.0}% tuned ±{:.0}%)",
             kernel,
             self.gcc * 1e3,
             self.polly * 1e3,
@@ -329,9 +332,12 @@ impl Compared {
             self.gcc / self.polly,
             self.gcc / self.tuned,
             self.outputs,
+            self.gcc / self.polly_seq,
+            self.gcc / self.polly_par,
             spread(&self.bins[0].times),
             spread(&self.bins[1].times),
             spread(&self.bins[2].times),
+            spread(&self.bins[3].times),
         )
     }
 
@@ -340,8 +346,10 @@ impl Compared {
         serde_json::json!({
             "kernel": kernel, "gcc_s": self.gcc, "polly_s": self.polly, "tuned_s": self.tuned,
             "polly_speedup": self.gcc / self.polly, "tuned_speedup": self.gcc / self.tuned,
+            "polly_seq_s": self.polly_seq, "polly_par_s": self.polly_par,
             "outputs": self.outputs, "gcc_samples": self.bins[0].times,
-            "polly_samples": self.bins[1].times, "tuned_samples": self.bins[2].times,
+            "polly_samples": self.bins[1].times, "polly_par_samples": self.bins[2].times,
+            "tuned_samples": self.bins[3].times,
         })
     }
 }
