@@ -118,6 +118,7 @@ fn uses(body: &[Node], program: &Program) -> Uses {
         Node::Decl(d) => {
             bound.insert(d.name.clone());
         }
+        Node::Opaque(o) => bound.extend(o.declares.iter().cloned()),
         _ => {}
     });
     let note = |e: &Expr, vars: &mut Vec<String>, arrays: &mut Vec<String>| {

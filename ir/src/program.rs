@@ -476,7 +476,8 @@ pub struct Opaque {
     pub text: String,
     /// Why the IR does not model it, e.g. "call to 'printf' as a statement".
     pub reason: String,
-    /// Identifiers it names: what it may read.
+    /// Variables in scope it names (members, types and functions aside): what it may
+    /// read.
     pub names: Vec<String>,
     /// Those it may write: assigned, incremented, their address taken, arrays and
     /// pointers (a callee may write through them), and what it declares.

@@ -196,7 +196,7 @@ impl Lowerer<'_> {
         }
     }
 
-    /// Identifiers of a statement's text, and those it may write.
+    /// Variables in scope that a statement's text names, and those it may write.
     fn names_in(&self, text: &str) -> (Vec<String>, Vec<String>) {
         let b = text.as_bytes();
         let (mut names, mut writes): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
@@ -222,6 +222,11 @@ impl Lowerer<'_> {
             let name = &text[start..i];
             let before = text[..start].trim_end();
             let after = text[i..].trim_start();
+            // A member (`v->n`, `s.n`) or anything not in scope here (a type, a
+            // function, a name this statement declares) is not a variable it uses.
+            if before.ends_with('.') || before.ends_with("->") || self.resolve(name).is_none() {
+                continue;
+            }
             let address = before.ends_with('&') && !before.ends_with("&&");
             let assigned = (after.starts_with('=') && !after.starts_with("=="))
                 || [
