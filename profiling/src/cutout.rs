@@ -192,8 +192,9 @@ fn c_string(s: &str) -> String {
 
 impl Cutout {
     pub fn new(program: Program, nest: Nest, data_dir: PathBuf, cflags: Vec<String>) -> Cutout {
-        let constants = shared_integer_inputs(&data_dir, &nest);
-        let version = first_saved_version(&data_dir, &nest);
+        let versions = saved_versions(&data_dir, &nest);
+        let constants = shared_integer_inputs(&data_dir, &nest, &versions);
+        let version = versions.first().copied().unwrap_or(0);
         Cutout {
             program,
             nest,
@@ -575,12 +576,9 @@ pub fn env_of(data: &Path, nest: &Nest, version: u64) -> Env {
 }
 
 /// Read-only signed integer inputs of `nest` whose value is the same in every saved
-/// version, as C literals.
-fn shared_integer_inputs(data: &Path, nest: &Nest) -> HashMap<String, String> {
-    let envs: Vec<Env> = saved_versions(data, nest)
-        .into_iter()
-        .map(|v| env_of(data, nest, v))
-        .collect();
+/// version (`versions`), as C literals.
+fn shared_integer_inputs(data: &Path, nest: &Nest, versions: &[u64]) -> HashMap<String, String> {
+    let envs: Vec<Env> = versions.iter().map(|&v| env_of(data, nest, v)).collect();
     let mut out = HashMap::new();
     for s in nest.scalars.iter().filter(|s| !s.written) {
         let suffix = match s.dtype {

@@ -140,39 +140,24 @@ pub struct LeftOut {
 
 /// Statements the IR does not model and the loops holding them, in source order.
 pub fn left_out(program: &ir::Program) -> Vec<LeftOut> {
-    use ir::program::{has_opaque, Node};
-    fn go(body: &[Node], out: &mut Vec<LeftOut>) {
-        for n in body {
-            match n {
-                Node::Opaque(o) => out.push(LeftOut {
-                    line: o.pos.line,
-                    what: "statement".into(),
-                    reason: o.reason.clone(),
-                }),
-                Node::Loop(l) => {
-                    if has_opaque(&l.body) {
-                        out.push(LeftOut {
-                            line: l.pos.line,
-                            what: format!("loop '{}'", l.var),
-                            reason: "holds a statement kept as written: sequential glue, \
-                                     the nests inside it are tuned"
-                                .into(),
-                        });
-                    }
-                    go(&l.body, out);
-                }
-                Node::If(i) => {
-                    go(&i.then_body, out);
-                    go(&i.else_body, out);
-                }
-                Node::Block(b) => go(b, out),
-                Node::Assign(_) | Node::Decl(_) => {}
-            }
-        }
-    }
+    use ir::program::{has_opaque, walk_nodes, Node};
     let mut out = Vec::new();
     for r in &program.regions {
-        go(&r.body, &mut out);
+        walk_nodes(&r.body, &mut |n, _| match n {
+            Node::Opaque(o) => out.push(LeftOut {
+                line: o.pos.line,
+                what: "statement".into(),
+                reason: o.reason.clone(),
+            }),
+            Node::Loop(l) if has_opaque(&l.body) => out.push(LeftOut {
+                line: l.pos.line,
+                what: format!("loop '{}'", l.var),
+                reason: "holds a statement kept as written: sequential glue, the nests \
+                         inside it are tuned"
+                    .into(),
+            }),
+            _ => {}
+        });
     }
     out
 }
