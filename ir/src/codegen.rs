@@ -652,7 +652,11 @@ fn region_glue(
         save_block(out, 1, slot, program, &inputs, &tag, "tune_rv", false);
         let _ = writeln!(out, "  tune_rt_start({slot});");
     }
-    glue_body(program, region, &region.body, nests, opts, 1, out);
+    // The glue stands in the user's function: pointers read as arrays are indexed
+    // there as the user wrote them, with one subscript.
+    let mut body = region.body.clone();
+    crate::flat::linearize(program, &mut body);
+    glue_body(program, region, &body, nests, opts, 1, out);
     if opts.instrument {
         let _ = writeln!(out, "  tune_rt_stop({slot}, tune_rv);");
         save_block(out, 1, slot, program, &outputs, &tag, "tune_rv", true);
@@ -723,7 +727,14 @@ fn nest_call(program: &Program, nest: &Nest, opts: CodegenOptions, depth: usize,
             s.name.clone()
         });
     }
-    args.extend(nest.arrays.iter().cloned());
+    // A pointer read as an array goes to the nest function's array parameter.
+    args.extend(nest.arrays.iter().map(|a| {
+        if program.array(a).is_some_and(|x| x.flat) {
+            format!("(void *){a}")
+        } else {
+            a.clone()
+        }
+    }));
     let call = format!("{}({});", nest.function_name(), args.join(", "));
     if !opts.instrument {
         pad(out, depth);

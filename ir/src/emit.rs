@@ -105,11 +105,7 @@ fn nest_edit(
         start = prev;
     }
     new.directives.retain(|d| !in_block(d));
-    let out = nodes_code(
-        vec![crate::program::Node::Loop(new)],
-        before_for,
-        program.c89,
-    );
+    let out = nodes_code(program, vec![crate::program::Node::Loop(new)], before_for);
     Some((start, after, out))
 }
 
@@ -157,7 +153,7 @@ fn region_edits(
             .collect();
         if is_pragma(first, "scop") && is_pragma(last, "endscop") {
             let mut out = first.to_string();
-            out.push_str(&region_code(r, &indent, program.c89));
+            out.push_str(&region_code(program, r, &indent));
             out.push_str(last);
             edits.push((s, line_end(e), out));
         } else {
@@ -172,7 +168,7 @@ fn region_edits(
                 _ => return Err(not_found(r)),
             };
             let mut out = String::from("\n");
-            out.push_str(&region_code(r, "  ", program.c89));
+            out.push_str(&region_code(program, r, "  "));
             edits.push((open + 1, close, out));
         }
     }
@@ -222,13 +218,17 @@ fn line_starts(text: &str) -> Vec<usize> {
 /// The region's statements as C, each line indented with `indent`. Loops at or inside
 /// an OpenMP parallel loop that tune wrote declare their variables (`for (int j = ...)`), so that every
 /// thread has its own; elsewhere loops are printed as the source declared them.
-/// With `c89`, no loop declares its variable in its `for` (see [`PrintOptions::c89`]).
-pub fn region_code(region: &Region, indent: &str, c89: bool) -> String {
-    nodes_code(region.body.clone(), indent, c89)
+/// Under C89 (`program.c89`), no loop declares its variable in its `for` (see
+/// [`PrintOptions::c89`]).
+/// Pointers read as arrays are indexed with one subscript, as in the user's code.
+pub fn region_code(program: &Program, region: &Region, indent: &str) -> String {
+    nodes_code(program, region.body.clone(), indent)
 }
 
 /// Statements as C (see [`region_code`]), each line indented with `indent`.
-fn nodes_code(mut body: Vec<crate::program::Node>, indent: &str, c89: bool) -> String {
+fn nodes_code(program: &Program, mut body: Vec<crate::program::Node>, indent: &str) -> String {
+    let c89 = program.c89;
+    crate::flat::linearize(program, &mut body);
     // The user's macro names, where they wrote one, rather than its number (in
     // statements, bounds and the array sections of reduction clauses).
     let mut named = |e: &crate::program::Expr| match e {

@@ -13,6 +13,7 @@ pub mod counts;
 pub mod deps;
 pub mod emit;
 pub mod error;
+pub mod flat;
 pub mod frontend;
 pub mod interp;
 pub mod macros;

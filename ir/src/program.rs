@@ -96,6 +96,10 @@ pub struct Array {
     pub extents: Vec<Option<i64>>,
     /// Declared inside the region (a temporary), as opposed to visible from outside.
     pub local: bool,
+    /// A pointer the program indexes with one linearized subscript (`a[i*n + j]`), read
+    /// as an array of `dims` (see [`crate::flat`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flat: bool,
 }
 
 impl Array {

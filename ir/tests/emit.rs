@@ -148,10 +148,150 @@ fn a_k_and_r_parameter_list_gives_the_parameters_their_types() {
     let a = parsed.program.array("a").unwrap();
     assert_eq!(a.extents, [Some(64), Some(64)]);
     assert!(parsed.program.is_param("n"));
-    // The pointer store is glue.
-    let body = &parsed.program.regions[0].body;
-    assert!(body
-        .iter()
-        .any(|n| matches!(n, ir::program::Node::Opaque(o) if o.text == "p[0] = 1.0f;")));
+    // The pointer is read as an array of the one element it is indexed with.
+    let p = parsed.program.array("p").unwrap();
+    assert!(p.flat);
+    assert_eq!(p.extents, [Some(1)]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Runs `cc -O2 -ffp-contract=off -fopenmp FILE -lm` in `dir` and returns its stdout.
+fn build_and_run(dir: &std::path::Path, file: &str) -> String {
+    let exe = dir.join(format!("{file}.exe"));
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let built = std::process::Command::new(cc)
+        .args([
+            "-O2",
+            "-ffp-contract=off",
+            "-fopenmp",
+            "-DN=40",
+            "-DSTEPS=2",
+        ])
+        .arg(dir.join(file))
+        .arg("-lm")
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let run = std::process::Command::new(&exe).output().unwrap();
+    assert!(run.status.success());
+    String::from_utf8(run.stdout).unwrap()
+}
+
+#[test]
+fn pointers_indexed_with_flattened_subscripts_are_arrays_and_the_tuned_file_indexes_them_as_written(
+) {
+    let src = format!(
+        "{}/../tests/fixtures/user-style/pointer_kernels.c",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let dir = std::env::temp_dir().join(format!("tune-flat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("pointer_kernels.c");
+    std::fs::copy(&src, &file).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let parsed = ir::load(file.to_str().unwrap(), &ir::FrontendOptions::default()).unwrap();
+    let program = &parsed.program;
+    let dims = |name: &str| -> Vec<String> {
+        let a = program.array(name).unwrap();
+        assert!(a.flat, "{name}");
+        a.dims.iter().map(ir::print::expr).collect()
+    };
+    // a[i*n + k] and b[k*n + j]: rows of n; in[z*nx*ny + y*nx + x]: planes of ny rows
+    // of nx, nz planes (the largest first subscript, z + 1 <= nz - 1, plus one); out is
+    // written up to plane nz - 2 only.
+    assert_eq!(dims("a"), ["n", "n"]);
+    assert_eq!(dims("c"), ["n", "n"]);
+    assert_eq!(dims("in"), ["nz", "ny", "nx"]);
+    assert_eq!(dims("out"), ["nz - 1", "ny", "nx"]);
+    let nests = ir::codegen::nests(program);
+    let in_function = |f: &str| {
+        nests
+            .iter()
+            .find(|n| program.regions[n.region].function == f)
+            .unwrap()
+    };
+    let (mm, tr, st) = (
+        in_function("matmul"),
+        in_function("transpose_add"),
+        in_function("stencil3d"),
+    );
+    // The dependence analysis sees the rows: every loop but matmul's k is parallel.
+    let kinds = |n: &ir::codegen::Nest| -> Vec<ir::program::LoopKind> {
+        let root = program.find_loop(n.region, n.root).unwrap();
+        std::iter::once(root)
+            .chain(ir::program::loops(&root.body))
+            .map(|l| l.kind)
+            .collect()
+    };
+    use ir::program::LoopKind::{Map, Reduction};
+    assert_eq!(kinds(mm), [Map, Map, Reduction]);
+    assert_eq!(kinds(tr), [Map, Map]);
+    assert_eq!(kinds(st), [Map, Map, Map]);
+    let par = |at| Step::Parallelize {
+        at,
+        schedule: ir::transform::Schedule::Static,
+        chunk: None,
+        collapse: None,
+    };
+    let recipes = vec![
+        (
+            mm.region,
+            mm.root,
+            Recipe {
+                steps: vec![par(0)],
+            },
+        ),
+        (
+            tr.region,
+            tr.root,
+            Recipe {
+                steps: vec![
+                    Step::Interchange {
+                        at: 0,
+                        order: vec![1, 0],
+                    },
+                    Step::Tile {
+                        at: 0,
+                        sizes: vec![8, 8],
+                        inner: vec![],
+                    },
+                    par(0),
+                ],
+            },
+        ),
+        (
+            st.region,
+            st.root,
+            Recipe {
+                steps: vec![par(1)],
+            },
+        ),
+    ];
+    let (tuned, openmp) = ir::emit::apply_recipes(program, &recipes).unwrap();
+    assert!(openmp);
+    let changed: Vec<(usize, usize)> = recipes.iter().map(|(r, l, _)| (*r, *l)).collect();
+    let out = ir::emit::tuned_source(&text, &tuned, program, &changed).unwrap();
+    // The user's pointers keep one subscript, as the user wrote them.
+    for want in ["a[i * n + k]", "c[i * n + j]", "out[(z * ny + y) * nx + x]"] {
+        assert!(out.contains(want), "{want} missing in:\n{out}");
+    }
+    assert!(
+        !out.contains("][") && out.contains("#pragma omp parallel for"),
+        "{out}"
+    );
+    // Everything outside the changed nests is the user's text.
+    let main_at = text.find("int main(void)").unwrap();
+    assert!(out.ends_with(&text[main_at..]));
+    std::fs::write(dir.join("tuned.c"), &out).unwrap();
+    assert_eq!(
+        build_and_run(&dir, "tuned.c"),
+        build_and_run(&dir, "pointer_kernels.c")
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

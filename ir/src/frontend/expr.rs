@@ -172,9 +172,34 @@ impl Lowerer<'_> {
         };
         let name = id.node.name.clone();
         let (dtype, dims, local) = match self.resolve(&name) {
+            Some(Resolved::External(Sym::Flat(t))) if indices.len() == 1 => {
+                if let Some(why) = self.flat_refused.get(&name) {
+                    return self.unsupported(
+                        cur.span,
+                        format!("subscript of pointer '{name}' ({why})"),
+                    );
+                }
+                self.flat_used.insert(name.clone());
+                self.arrays.entry(name.clone()).or_insert(Array {
+                    name: name.clone(),
+                    dtype: t,
+                    dims: Vec::new(),
+                    extents: Vec::new(),
+                    local: false,
+                    flat: true,
+                });
+                let index = self.expr(indices[0])?;
+                return Ok(Expr::Access {
+                    array: name,
+                    indices: vec![index],
+                });
+            }
             Some(Resolved::External(Sym::Array { dtype, dims })) => (dtype, dims, false),
             Some(Resolved::Local(Sym::Array { dtype, dims })) => (dtype, dims, true),
-            Some(Resolved::External(Sym::Pointer) | Resolved::Local(Sym::Pointer)) => {
+            Some(
+                Resolved::External(Sym::Pointer | Sym::Flat(_))
+                | Resolved::Local(Sym::Pointer | Sym::Flat(_)),
+            ) => {
                 return self.unsupported(cur.span, format!("subscript of pointer '{name}' (declare it as an array with its extents, e.g. double {name}[N])"))
             }
             Some(Resolved::External(Sym::Other(what))) => {
@@ -203,6 +228,7 @@ impl Lowerer<'_> {
                     dims: dims.clone(),
                     extents,
                     local: false,
+                    flat: false,
                 },
             );
             for d in &dims {
@@ -252,8 +278,8 @@ impl Lowerer<'_> {
                     Some(
                         Resolved::External(Sym::Array { .. })
                         | Resolved::Local(Sym::Array { .. })
-                        | Resolved::External(Sym::Pointer)
-                        | Resolved::Local(Sym::Pointer),
+                        | Resolved::External(Sym::Pointer | Sym::Flat(_))
+                        | Resolved::Local(Sym::Pointer | Sym::Flat(_)),
                     ) => self.unsupported(
                         e.span,
                         format!("pointer arithmetic or array '{name}' used as a value"),

@@ -15,6 +15,13 @@ pub(super) struct Lowerer<'a> {
     pub(super) scalars: BTreeMap<String, Scalar>,
     pub(super) next_loop: usize,
     pub(super) next_stmt: usize,
+    /// Pointers of the region indexed with one subscript (read as arrays, `crate::flat`).
+    pub(super) flat_used: std::collections::BTreeSet<String>,
+    /// Pointers that cannot be read as arrays in this region, with why: their
+    /// accesses are glue.
+    pub(super) flat_refused: BTreeMap<String, String>,
+    /// Pointers the region assigns or takes the address of.
+    pub(super) flat_rebound: std::collections::BTreeSet<String>,
 }
 
 pub(super) enum Resolved {
@@ -165,6 +172,7 @@ impl<'a> Lowerer<'a> {
                             dims: dims.clone(),
                             extents,
                             local: true,
+                            flat: false,
                         },
                     );
                     self.scopes.last_mut().expect("scope").insert(
@@ -182,7 +190,7 @@ impl<'a> Lowerer<'a> {
                         pos,
                     }));
                 }
-                Sym::Pointer => {
+                Sym::Pointer | Sym::Flat(_) => {
                     return self.unsupported(init.span, format!("pointer declaration '{name}'"))
                 }
                 Sym::Function => {

@@ -19,7 +19,7 @@ use lang_c::ast::{
 };
 use lang_c::driver::{Config, Flavor};
 use lang_c::span::{Node as CNode, Span};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
 
 mod expr;
@@ -235,6 +235,9 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
         next_loop: 0,
         next_stmt: 0,
         used_pragmas: Default::default(),
+        flat_used: Default::default(),
+        flat_refused: Default::default(),
+        flat_rebound: Default::default(),
     };
     let mut regions = Vec::new();
     let mut texts = Vec::new();
@@ -274,8 +277,9 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
         lower.done_loop_vars.clear();
         lower.next_loop = 0;
         lower.next_stmt = 0;
+        lower.flat_refused.clear();
         let saved = lower.save();
-        let body = match lower_region(&mut lower, r) {
+        let body = match lower_flat(&mut lower, r, &saved) {
             Ok(body) => body,
             Err(e) if auto => {
                 // Found without markers: a function that cannot be lowered is left
@@ -371,6 +375,59 @@ fn scalar_use(body: &[Node], name: &str) -> (bool, bool) {
         Node::Block(_) => {}
     });
     (read, written)
+}
+
+/// The region lowered, its pointers indexed with one subscript read as arrays where
+/// they can be (`crate::flat`); the accesses of those that cannot are lowered again, as
+/// glue.
+fn lower_flat(lower: &mut Lowerer, r: &FoundRegion, saved: &opaque::Saved) -> Result<Vec<Node>> {
+    loop {
+        lower.flat_used.clear();
+        lower.flat_rebound.clear();
+        let mut body = lower_region(lower, r)?;
+        let flat: BTreeSet<String> = lower
+            .flat_used
+            .iter()
+            .filter(|n| !lower.flat_refused.contains_key(*n))
+            .cloned()
+            .collect();
+        let mut refused: Vec<(String, String)> = flat
+            .iter()
+            .filter(|n| lower.flat_rebound.contains(*n))
+            .map(|n| {
+                (
+                    n.clone(),
+                    "the function assigns it or takes its address".to_string(),
+                )
+            })
+            .collect();
+        if refused.is_empty() {
+            let mut written: BTreeSet<String> = BTreeSet::new();
+            walk_nodes(&body, &mut |n, _| match n {
+                Node::Assign(a) => {
+                    if let Expr::Var(v) = &a.target {
+                        written.insert(v.clone());
+                    }
+                }
+                Node::Decl(d) => {
+                    written.insert(d.name.clone());
+                }
+                Node::Opaque(o) => written.extend(o.writes.iter().cloned()),
+                Node::Loop(l) => {
+                    written.insert(l.var.clone());
+                }
+                Node::If(_) | Node::Block(_) => {}
+            });
+            refused = crate::flat::delinearize(&mut body, &mut lower.arrays, &flat, &|v| {
+                !written.contains(v)
+            });
+        }
+        if refused.is_empty() {
+            return Ok(body);
+        }
+        lower.restore(saved.clone());
+        lower.flat_refused.extend(refused);
+    }
 }
 
 /// The statements of a region as IR; a directive that no statement carries is refused.

@@ -11,6 +11,7 @@ use super::*;
 use crate::program::Opaque;
 
 /// What lowering changes, put back when a statement turns out to be opaque.
+#[derive(Clone)]
 pub(super) struct Saved {
     used_pragmas: std::collections::BTreeSet<usize>,
     scopes: Vec<HashMap<String, Sym>>,
@@ -179,7 +180,13 @@ impl Lowerer<'_> {
             self.used_pragmas.insert(o);
         }
         let body = text[range].to_string();
-        let (names, written) = self.names_in(&body);
+        let (names, written, rebinds) = self.names_in(&body);
+        // A pointer read as an array must point to the same memory all through.
+        for r in rebinds {
+            if matches!(self.resolve(&r), Some(Resolved::External(Sym::Flat(_)))) {
+                self.flat_rebound.insert(r);
+            }
+        }
         let mut writes = written;
         for d in &declares {
             if !writes.contains(d) {
@@ -197,9 +204,11 @@ impl Lowerer<'_> {
     }
 
     /// Variables in scope that a statement's text names, and those it may write.
-    fn names_in(&self, text: &str) -> (Vec<String>, Vec<String>) {
+    /// Also those it assigns or takes the address of (not only writes through).
+    fn names_in(&self, text: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
         let b = text.as_bytes();
         let (mut names, mut writes): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+        let mut rebinds: Vec<String> = Vec::new();
         let mut i = 0;
         while i < b.len() {
             let c = b[i];
@@ -239,8 +248,8 @@ impl Lowerer<'_> {
             let through = matches!(
                 self.resolve(name),
                 Some(
-                    Resolved::External(Sym::Array { .. } | Sym::Pointer)
-                        | Resolved::Local(Sym::Array { .. } | Sym::Pointer)
+                    Resolved::External(Sym::Array { .. } | Sym::Pointer | Sym::Flat(_))
+                        | Resolved::Local(Sym::Array { .. } | Sym::Pointer | Sym::Flat(_))
                 )
             );
             if !names.iter().any(|n| n == name) {
@@ -249,8 +258,11 @@ impl Lowerer<'_> {
             if (address || assigned || through) && !writes.iter().any(|n| n == name) {
                 writes.push(name.to_string());
             }
+            if address || assigned {
+                rebinds.push(name.to_string());
+            }
         }
-        (names, writes)
+        (names, writes, rebinds)
     }
 
     /// The variables a declaration declares, put in scope as their types say.

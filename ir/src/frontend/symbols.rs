@@ -12,6 +12,9 @@ pub(super) enum Sym {
     },
     /// Pointer or array of unknown extent.
     Pointer,
+    /// A pointer to (or an array of unknown extent of) a scalar type: indexed with one
+    /// subscript, it may be read as an array (see `crate::flat`).
+    Flat(DType),
     Function,
     Other(String),
 }
@@ -163,9 +166,14 @@ pub(super) fn declarator_sym(
         return (name, if is_fn { Sym::Function } else { Sym::Pointer });
     }
     let mut dims = Vec::new();
+    // `T *p` and `T p[]`: one level over a scalar type.
+    let flat = |base: &Base| match base {
+        Base::D(t) if d.derived.len() == 1 => Sym::Flat(*t),
+        _ => Sym::Pointer,
+    };
     for der in &d.derived {
         match &der.node {
-            DerivedDeclarator::Pointer(_) => return (name, Sym::Pointer),
+            DerivedDeclarator::Pointer(_) => return (name, flat(&base)),
             DerivedDeclarator::Function(_) | DerivedDeclarator::KRFunction(_) => {
                 return (name, Sym::Function)
             }
@@ -177,7 +185,7 @@ pub(super) fn declarator_sym(
                         None => return (name, Sym::Other("array with a complex extent".into())),
                     }
                 }
-                ArraySize::Unknown | ArraySize::VariableUnknown => return (name, Sym::Pointer),
+                ArraySize::Unknown | ArraySize::VariableUnknown => return (name, flat(&base)),
             },
         }
     }

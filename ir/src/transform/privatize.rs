@@ -46,6 +46,7 @@ pub(crate) fn privatize_arrays(l: &mut Loop, cx: &mut Ctx) -> Result<(), Refusal
         cx.new_arrays.push(Array {
             name: copy,
             local: true,
+            flat: false,
             ..array
         });
     }

@@ -1,0 +1,503 @@
+//! Pointers indexed with one linearized subscript, as arrays.
+//!
+//! C outside PolyBench passes its data as `float *a` over `malloc`ed memory and indexes
+//! it as `a[i*n + j]` (or `a[z*nx*ny + y*nx + x]`). The frontend lowers such an access
+//! with its one subscript; [`delinearize`] then finds the strides (`n`; `nx`, then `ny`)
+//! and turns every access of the pointer into one subscript per dimension, so that the
+//! dependence analysis, the transformations, Save and the cutouts see an array
+//! `a[D0][n]` like any other. It proves, from the loop bounds around each access, that
+//! every subscript but the first lies in `[0, stride)` (so that distinct subscript
+//! tuples are distinct elements) and that the first is not negative; the first extent
+//! `D0` is the largest first subscript plus one. Sizes (the variables in strides and
+//! bounds) are taken as non-negative, as a loop that runs implies.
+//!
+//! Code that stands in the user's program ([`linearize`]: the glue around the nests,
+//! the nests a tuned file replaces) indexes the pointer with one subscript again; the
+//! nest functions and cutouts take it as the array (`double a[D0][n]`).
+//!
+//! Two pointers are taken to point to memory that does not overlap (as `restrict`
+//! would say); the tuned file checks it before it runs a changed nest (see
+//! [`crate::emit`]).
+
+use crate::program::{BinOp, Expr, LoopCmp, Node, Program, UnOp};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A polynomial with integer coefficients over variables: monomial (sorted names,
+/// repeated for powers) to coefficient.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct Poly(BTreeMap<Vec<String>, i64>);
+
+impl Poly {
+    fn constant(c: i64) -> Poly {
+        let mut p = Poly::default();
+        p.add_term(Vec::new(), c);
+        p
+    }
+
+    fn var(v: &str) -> Poly {
+        let mut p = Poly::default();
+        p.add_term(vec![v.to_string()], 1);
+        p
+    }
+
+    fn add_term(&mut self, mono: Vec<String>, c: i64) {
+        let e = self.0.entry(mono.clone()).or_insert(0);
+        *e += c;
+        if *e == 0 {
+            self.0.remove(&mono);
+        }
+    }
+
+    fn plus(&self, o: &Poly, sign: i64) -> Poly {
+        let mut p = self.clone();
+        for (m, c) in &o.0 {
+            p.add_term(m.clone(), sign * c);
+        }
+        p
+    }
+
+    fn times(&self, o: &Poly) -> Poly {
+        let mut p = Poly::default();
+        for (m1, c1) in &self.0 {
+            for (m2, c2) in &o.0 {
+                let mut m: Vec<String> = m1.iter().chain(m2).cloned().collect();
+                m.sort();
+                p.add_term(m, c1 * c2);
+            }
+        }
+        p
+    }
+
+    fn of(e: &Expr) -> Option<Poly> {
+        Some(match e {
+            Expr::Int { value, .. } => Poly::constant(*value),
+            Expr::Var(v) => Poly::var(v),
+            Expr::Unary { op: UnOp::Neg, arg } => Poly::default().plus(&Poly::of(arg)?, -1),
+            Expr::Unary {
+                op: UnOp::Plus,
+                arg,
+            } => Poly::of(arg)?,
+            Expr::Binary { op, lhs, rhs } => {
+                let (a, b) = (Poly::of(lhs)?, Poly::of(rhs)?);
+                match op {
+                    BinOp::Add => a.plus(&b, 1),
+                    BinOp::Sub => a.plus(&b, -1),
+                    BinOp::Mul => a.times(&b),
+                    _ => return None,
+                }
+            }
+            Expr::Cast { dtype, arg } if !dtype.is_float() => Poly::of(arg)?,
+            _ => return None,
+        })
+    }
+
+    fn is_affine(&self) -> bool {
+        self.0.keys().all(|m| m.len() <= 1)
+    }
+
+    fn constant_term(&self) -> i64 {
+        self.0.get(&Vec::new()).copied().unwrap_or(0)
+    }
+
+    fn mentions(&self, v: &str) -> bool {
+        self.0.keys().any(|m| m.iter().any(|x| x == v))
+    }
+
+    /// Split by `s`: (the terms with `s`, one `s` taken out; the terms without).
+    fn split(&self, s: &str) -> (Poly, Poly) {
+        let (mut high, mut low) = (Poly::default(), Poly::default());
+        for (m, c) in &self.0 {
+            if let Some(k) = m.iter().position(|x| x == s) {
+                let mut m = m.clone();
+                m.remove(k);
+                high.add_term(m, *c);
+            } else {
+                low.add_term(m.clone(), *c);
+            }
+        }
+        (high, low)
+    }
+
+    /// Non-negative whenever every variable is: no negative coefficient.
+    fn non_negative(&self) -> bool {
+        self.0.values().all(|c| *c >= 0)
+    }
+
+    /// The polynomial as an expression, terms in a stable order (variables first, the
+    /// constant last).
+    fn expr(&self) -> Expr {
+        let mut terms: Vec<(&Vec<String>, i64)> = self.0.iter().map(|(m, c)| (m, *c)).collect();
+        terms.sort_by_key(|(m, _)| m.is_empty());
+        let mut out: Option<Expr> = None;
+        for (m, c) in terms {
+            let mono = m
+                .iter()
+                .map(|v| Expr::Var(v.clone()))
+                .reduce(|a, b| bin(BinOp::Mul, a, b));
+            let (neg, mag) = (c < 0, c.abs());
+            let term = match mono {
+                None => Expr::int(mag),
+                Some(x) if mag == 1 => x,
+                Some(x) => bin(BinOp::Mul, Expr::int(mag), x),
+            };
+            out = Some(match out {
+                None if neg => Expr::Unary {
+                    op: UnOp::Neg,
+                    arg: Box::new(term),
+                },
+                None => term,
+                Some(acc) => bin(if neg { BinOp::Sub } else { BinOp::Add }, acc, term),
+            });
+        }
+        out.unwrap_or_else(|| Expr::int(0))
+    }
+}
+
+fn bin(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
+    Expr::Binary {
+        op,
+        lhs: Box::new(lhs),
+        rhs: Box::new(rhs),
+    }
+}
+
+/// The range of one loop's variable: (lowest, highest) value, inclusive.
+fn range(l: &crate::program::Loop) -> Option<(Poly, Poly)> {
+    let (init, bound) = (Poly::of(&l.init)?, Poly::of(&l.bound)?);
+    if !init.is_affine() || !bound.is_affine() {
+        return None;
+    }
+    let one = Poly::constant(1);
+    Some(match (l.step > 0, l.cmp) {
+        (true, LoopCmp::Lt) => (init, bound.plus(&one, -1)),
+        (true, LoopCmp::Le) => (init, bound),
+        (false, LoopCmp::Gt) => (bound.plus(&one, 1), init),
+        (false, LoopCmp::Ge) => (bound, init),
+        _ => return None,
+    })
+}
+
+/// The largest (`upper`) or smallest value of affine `p` over the loops around it
+/// (outermost first), as an affine form of the variables that are not loop variables.
+fn extreme(p: &Poly, loops: &[&crate::program::Loop], upper: bool) -> Option<Poly> {
+    let mut p = p.clone();
+    for l in loops.iter().rev() {
+        let Some(c) = p.0.get(&vec![l.var.clone()]).copied() else {
+            continue;
+        };
+        let (lo, hi) = range(l)?;
+        p.add_term(vec![l.var.clone()], -c);
+        p = p.plus(
+            &(if (c > 0) == upper { hi } else { lo }).times(&Poly::constant(c)),
+            1,
+        );
+    }
+    (p.is_affine() && !loops.iter().any(|l| p.mentions(&l.var))).then_some(p)
+}
+
+/// A pointer's accesses (each one subscript, as polynomials) with the loops around them.
+struct Uses<'a> {
+    accesses: Vec<(Poly, Vec<&'a crate::program::Loop>)>,
+}
+
+/// Turns each access of the `flat` pointers in `body` into one subscript per dimension
+/// and gives the arrays their extents (`arrays[name].dims`). `invariant(v)`: whether
+/// `v` is a variable the region does not write (a stride must be). Returns, for each
+/// pointer that cannot be read as an array, why; those are left as they are (the
+/// caller lowers their accesses as glue).
+pub(crate) fn delinearize(
+    body: &mut [Node],
+    arrays: &mut BTreeMap<String, crate::program::Array>,
+    flat: &BTreeSet<String>,
+    invariant: &dyn Fn(&str) -> bool,
+) -> Vec<(String, String)> {
+    let mut uses: BTreeMap<String, Uses> = BTreeMap::new();
+    let mut bad: BTreeMap<String, String> = BTreeMap::new();
+    let loop_vars: BTreeSet<String> = crate::program::loops(body)
+        .iter()
+        .map(|l| l.var.clone())
+        .collect();
+    crate::program::walk_nodes(body, &mut |n, stack| {
+        let mut note = |e: &Expr| {
+            e.walk(&mut |x| {
+                if let Expr::Access { array, indices } = x {
+                    if !flat.contains(array) || indices.len() != 1 {
+                        return;
+                    }
+                    match Poly::of(&indices[0]) {
+                        Some(p) => uses
+                            .entry(array.clone())
+                            .or_insert(Uses {
+                                accesses: Vec::new(),
+                            })
+                            .accesses
+                            .push((p, stack.to_vec())),
+                        None => {
+                            bad.entry(array.clone()).or_insert_with(|| {
+                                format!(
+                                    "subscript '{}' is not a sum of products",
+                                    crate::print::expr(&indices[0])
+                                )
+                            });
+                        }
+                    }
+                }
+            })
+        };
+        match n {
+            Node::Assign(a) => {
+                note(&a.target);
+                note(&a.value);
+            }
+            Node::Loop(l) => {
+                note(&l.init);
+                note(&l.bound);
+            }
+            Node::If(i) => note(&i.cond),
+            Node::Decl(d) => {
+                d.init.iter().for_each(&mut note);
+                d.dims.iter().for_each(&mut note);
+            }
+            Node::Block(_) | Node::Opaque(_) => {}
+        }
+    });
+    let mut shapes: BTreeMap<String, Vec<Poly>> = BTreeMap::new();
+    for (name, u) in &uses {
+        if bad.contains_key(name) {
+            continue;
+        }
+        match shape(u, &loop_vars, invariant) {
+            Ok(dims) => {
+                shapes.insert(name.clone(), dims);
+            }
+            Err(why) => {
+                bad.insert(name.clone(), why);
+            }
+        }
+    }
+    // An array read by an earlier region keeps its extents: a region that needs others
+    // leaves the pointer as glue.
+    for (name, dims) in &shapes {
+        let Some(a) = arrays.get(name) else { continue };
+        let exprs: Vec<Expr> = dims.iter().map(Poly::expr).collect();
+        if !a.dims.is_empty() && a.dims != exprs {
+            bad.insert(
+                name.clone(),
+                "another function indexes it with other strides".to_string(),
+            );
+        }
+    }
+    for (name, dims) in &shapes {
+        if bad.contains_key(name) {
+            continue;
+        }
+        let strides: Vec<String> = dims[1..]
+            .iter()
+            .map(|d| {
+                d.0.keys()
+                    .next()
+                    .and_then(|m| m.first())
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect();
+        crate::transform::rewrite::rewrite_nodes(body, &mut |e| match e {
+            Expr::Access { array, indices } if array == name && indices.len() == 1 => {
+                let p = Poly::of(&indices[0])?;
+                Some(Expr::Access {
+                    array: array.clone(),
+                    indices: split_all(&p, &strides).iter().map(Poly::expr).collect(),
+                })
+            }
+            _ => None,
+        });
+        if let Some(a) = arrays.get_mut(name) {
+            a.dims = dims.iter().map(Poly::expr).collect();
+            a.extents = a.dims.iter().map(crate::program::const_value).collect();
+        }
+    }
+    bad.into_iter().collect()
+}
+
+/// The subscripts of `p` for strides `strides` (innermost last): `p` split by the
+/// outermost stride first.
+fn split_all(p: &Poly, strides: &[String]) -> Vec<Poly> {
+    // p = ((i0 * s1 + i1) * s2 + i2) ...: take the innermost stride off first.
+    let mut rest = p.clone();
+    let mut out = Vec::new();
+    for s in strides.iter().rev() {
+        let (high, low) = rest.split(s);
+        out.push(low);
+        rest = high;
+    }
+    out.push(rest);
+    out.reverse();
+    out
+}
+
+/// The extents of one pointer read as an array (the first, then the strides), or why
+/// it cannot be.
+fn shape(
+    u: &Uses,
+    loop_vars: &BTreeSet<String>,
+    invariant: &dyn Fn(&str) -> bool,
+) -> Result<Vec<Poly>, String> {
+    // Strides, innermost first: a variable in every product term that is left.
+    let mut strides: Vec<String> = Vec::new();
+    let mut highs: Vec<Poly> = u.accesses.iter().map(|(p, _)| p.clone()).collect();
+    loop {
+        let products: Vec<&Vec<String>> = highs
+            .iter()
+            .flat_map(|p| p.0.keys())
+            .filter(|m| m.len() >= 2)
+            .collect();
+        if products.is_empty() {
+            break;
+        }
+        let common: Vec<&String> = products[0]
+            .iter()
+            .filter(|v| !loop_vars.contains(*v) && invariant(v))
+            .filter(|v| products.iter().all(|m| m.contains(v)))
+            .collect();
+        let Some(s) = common.first().map(|s| s.to_string()) else {
+            return Err(format!(
+                "no size multiplies every product in its subscripts ({})",
+                products[0].join("*")
+            ));
+        };
+        highs = highs.iter().map(|p| p.split(&s).0).collect();
+        strides.push(s);
+        if strides.len() > 8 {
+            return Err("too many dimensions".into());
+        }
+    }
+    strides.reverse();
+    let mut first_hi: Option<Poly> = None;
+    for (p, loops) in &u.accesses {
+        let idx = split_all(p, &strides);
+        if !idx.iter().all(Poly::is_affine) {
+            return Err("a subscript is not affine once split by its strides".into());
+        }
+        let lo0 = extreme(&idx[0], loops, false).ok_or("its loop bounds are not affine")?;
+        if !lo0.non_negative() {
+            return Err(format!(
+                "its first subscript '{}' may be negative",
+                crate::print::expr(&idx[0].expr())
+            ));
+        }
+        for (k, s) in strides.iter().enumerate() {
+            let e = &idx[k + 1];
+            let lo = extreme(e, loops, false).ok_or("its loop bounds are not affine")?;
+            let hi = extreme(e, loops, true).ok_or("its loop bounds are not affine")?;
+            let room = Poly::var(s).plus(&Poly::constant(1), -1).plus(&hi, -1);
+            if !lo.non_negative() || !room.non_negative() {
+                return Err(format!(
+                    "subscript '{}' is not provably within [0, {s})",
+                    crate::print::expr(&e.expr())
+                ));
+            }
+        }
+        let hi0 = extreme(&idx[0], loops, true)
+            .ok_or("its loop bounds are not affine")?
+            .plus(&Poly::constant(1), 1);
+        first_hi = Some(match first_hi {
+            None => hi0,
+            Some(h) => {
+                let d = hi0.plus(&h, -1);
+                if d.non_negative() {
+                    hi0
+                } else if Poly::default().plus(&d, -1).non_negative() {
+                    h
+                } else {
+                    return Err(format!(
+                        "its first extent is '{}' at one access and '{}' at another",
+                        crate::print::expr(&h.expr()),
+                        crate::print::expr(&hi0.expr())
+                    ));
+                }
+            }
+        });
+    }
+    let first = first_hi.ok_or("no access")?;
+    if first.constant_term() < 0 && first.0.len() == 1 {
+        return Err("it is never indexed".into());
+    }
+    Ok(std::iter::once(first)
+        .chain(strides.iter().map(|s| Poly::var(s)))
+        .collect())
+}
+
+/// `body` with every access of a flat array of `program` back to one subscript
+/// (`a[i][j]` of `double *a` read as `a[D0][n]` prints `a[i * n + j]`).
+pub fn linearize(program: &Program, body: &mut [Node]) {
+    let flat: BTreeMap<&str, &[Expr]> = program
+        .arrays
+        .iter()
+        .filter(|a| a.flat)
+        .map(|a| (a.name.as_str(), &a.dims[..]))
+        .collect();
+    if flat.is_empty() {
+        return;
+    }
+    crate::transform::rewrite::rewrite_nodes(body, &mut |e| linear(e, &flat));
+}
+
+fn linear(e: &Expr, flat: &BTreeMap<&str, &[Expr]>) -> Option<Expr> {
+    let Expr::Access { array, indices } = e else {
+        return None;
+    };
+    let dims = flat.get(array.as_str())?;
+    if indices.len() != dims.len() || indices.len() < 2 {
+        return None;
+    }
+    // Inner accesses (an index that reads a flat array) first.
+    let idx: Vec<Expr> = indices
+        .iter()
+        .map(|x| {
+            let mut x = x.clone();
+            crate::transform::rewrite::rewrite(&mut x, &mut |y| linear(y, flat));
+            x
+        })
+        .collect();
+    let mut acc = idx[0].clone();
+    for (k, x) in idx.iter().enumerate().skip(1) {
+        acc = bin(BinOp::Add, bin(BinOp::Mul, acc, dims[k].clone()), x.clone());
+    }
+    Some(Expr::Access {
+        array: array.clone(),
+        indices: vec![acc],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &[(&[&str], i64)]) -> Poly {
+        let mut out = Poly::default();
+        for (m, c) in s {
+            let mut m: Vec<String> = m.iter().map(|x| x.to_string()).collect();
+            m.sort();
+            out.add_term(m, *c);
+        }
+        out
+    }
+
+    #[test]
+    fn splits_by_innermost_stride_first() {
+        // z*nx*ny + y*nx + x with strides [ny, nx] (outermost first).
+        let e = p(&[(&["z", "nx", "ny"], 1), (&["y", "nx"], 1), (&["x"], 1)]);
+        let idx = split_all(&e, &["ny".into(), "nx".into()]);
+        assert_eq!(
+            idx,
+            vec![p(&[(&["z"], 1)]), p(&[(&["y"], 1)]), p(&[(&["x"], 1)])]
+        );
+    }
+
+    #[test]
+    fn polynomial_round_trip_prints_terms() {
+        let e = p(&[(&["i"], 1), (&[], -1)]);
+        assert_eq!(crate::print::expr(&e.expr()), "i - 1");
+        assert_eq!(Poly::of(&e.expr()), Some(e));
+    }
+}
