@@ -105,7 +105,15 @@ fn nest_edit(
         start = prev;
     }
     new.directives.retain(|d| !in_block(d));
-    let out = nodes_code(program, vec![crate::program::Node::Loop(new)], before_for);
+    let mut out = nodes_code(program, vec![crate::program::Node::Loop(new)], before_for);
+    // Pointers read as arrays: the changed nest runs where they do not overlap, the
+    // user's nest, as written, elsewhere.
+    if let Some(cond) = crate::flat::disjoint_condition(original, old) {
+        out = format!(
+            "{before_for}if ({cond}) {{\n{out}{before_for}}} else {{\n{}{before_for}}}\n",
+            &text[start..after]
+        );
+    }
     Some((start, after, out))
 }
 

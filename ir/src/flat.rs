@@ -469,6 +469,61 @@ fn linear(e: &Expr, flat: &BTreeMap<&str, &[Expr]>) -> Option<Expr> {
     })
 }
 
+/// The C condition under which the flat arrays that `root` uses do not overlap (every
+/// pair of which one is written), or None when no pair needs the check. Read as
+/// arrays, two pointers are distinct arrays to the dependence analysis: a nest a
+/// recipe changed runs only where that holds, and the user's nest elsewhere.
+pub fn disjoint_condition(program: &Program, root: &crate::program::Loop) -> Option<String> {
+    let (mut u, mut w) = (BTreeSet::new(), BTreeSet::new());
+    let node = Node::Loop(root.clone());
+    crate::program::walk_nodes(std::slice::from_ref(&node), &mut |n, _| {
+        let mut exprs: Vec<&Expr> = Vec::new();
+        match n {
+            Node::Assign(a) => {
+                if let Expr::Access { array, .. } = &a.target {
+                    w.insert(array.clone());
+                }
+                exprs.extend([&a.target, &a.value]);
+            }
+            Node::Loop(l) => exprs.extend([&l.init, &l.bound]),
+            Node::If(i) => exprs.push(&i.cond),
+            Node::Decl(d) => exprs.extend(d.init.iter()),
+            Node::Block(_) | Node::Opaque(_) => {}
+        }
+        for e in exprs {
+            e.walk(&mut |x| {
+                if let Expr::Access { array, .. } = x {
+                    u.insert(array.clone());
+                }
+            });
+        }
+    });
+    let flat = |name: &String| program.array(name).is_some_and(|a| a.flat);
+    let used: Vec<&String> = u.iter().filter(|n| flat(n)).collect();
+    let end = |name: &str| -> String {
+        let a = program.array(name).expect("flat array");
+        let count: Vec<String> = a
+            .dims
+            .iter()
+            .map(|d| format!("({})", crate::print::expr(d)))
+            .collect();
+        format!("(const char *)({name} + {})", count.join(" * "))
+    };
+    let mut pairs = Vec::new();
+    for (k, p) in used.iter().enumerate() {
+        for q in &used[k + 1..] {
+            if w.contains(*p) || w.contains(*q) {
+                pairs.push(format!(
+                    "({} <= (const char *){q} || {} <= (const char *){p})",
+                    end(p),
+                    end(q)
+                ));
+            }
+        }
+    }
+    (!pairs.is_empty()).then(|| pairs.join(" && "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -288,7 +288,14 @@ fn pointers_indexed_with_flattened_subscripts_are_arrays_and_the_tuned_file_inde
     // Everything outside the changed nests is the user's text.
     let main_at = text.find("int main(void)").unwrap();
     assert!(out.ends_with(&text[main_at..]));
+    // Each changed nest runs where the pointers do not overlap, the user's nest elsewhere.
+    assert_eq!(out.matches("} else {").count(), 3, "{out}");
+    assert!(
+        out.contains("(const char *)(c + (n) * (n)) <= (const char *)a"),
+        "{out}"
+    );
     std::fs::write(dir.join("tuned.c"), &out).unwrap();
+    eprintln!("{out}");
     assert_eq!(
         build_and_run(&dir, "tuned.c"),
         build_and_run(&dir, "pointer_kernels.c")
