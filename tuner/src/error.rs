@@ -63,6 +63,10 @@ pub enum Error {
     /// Anything else that failed while acting on valid input.
     #[error("{0}")]
     Failed(String),
+    /// A nest that cannot be measured apart from its program (why): it is left as
+    /// written, and the other nests are tuned.
+    #[error("{0}")]
+    Unmeasurable(String),
 }
 
 impl Error {
@@ -81,7 +85,8 @@ impl Error {
             | Error::Model(_)
             | Error::Write { .. }
             | Error::Emit { .. }
-            | Error::Failed(_) => false,
+            | Error::Failed(_)
+            | Error::Unmeasurable(_) => false,
         };
         if input {
             2

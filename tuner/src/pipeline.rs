@@ -323,7 +323,15 @@ impl Pipeline {
                 db: &db,
                 machine: machine.as_ref(),
             };
-            nests.push(self.tune_nest(&ctx, &bench, &mut ranker, &mut time, share)?);
+            match self.tune_nest(&ctx, &bench, &mut ranker, &mut time, share) {
+                Ok(r) => nests.push(r),
+                Err(Error::Unmeasurable(reason)) => left_out.push(crate::report::LeftOut {
+                    line,
+                    what: format!("nest {}", nest.name),
+                    reason,
+                }),
+                Err(e) => return Err(e),
+            }
         }
         let mut report = ApplyReport {
             program: dry.parsed.program.name.clone(),
@@ -401,6 +409,16 @@ impl Pipeline {
             let run = runner.run(&exe, "original", &self.measure)?;
             (exe, run)
         };
+        // Pointers read as arrays are saved apart: where they overlap in the program,
+        // the cutout, on separate copies, computes something else.
+        let flat = |a: &String| program.array(a).is_some_and(|x| x.flat);
+        if base.verdict != Verdict::Verified && nest.arrays.iter().filter(|a| flat(a)).count() > 1 {
+            return Err(Error::Unmeasurable(format!(
+                "its cutout does not reproduce the program's outputs ({}): its pointers \
+                 may overlap in the program",
+                base.verdict.describe()
+            )));
+        }
         if base.verdict != Verdict::Verified {
             return Err(Error::Failed(format!(
                 "internal: the cutout of {} does not reproduce its saved outputs under the user's flags ({}); please report",
