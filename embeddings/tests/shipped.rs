@@ -47,6 +47,35 @@ fn the_shipped_database_embeddings_are_reproduced_without_libtorch() {
         db.entries.len()
     );
     assert!(d <= TOLERANCE, "max |difference| {d}");
+    // Retrieval sees the same database: every entry, as a query, ranks the entries of
+    // other programs (the order `tune apply` walks) as the stored embeddings do, up to
+    // entries whose stored distances tie within the tolerance.
+    let mut same = 0;
+    for (e, q) in db.entries.iter().zip(&ours) {
+        let others = |x: &embeddings::Entry| x.program != e.program;
+        let ranked = db.ranked(q, &ours, &others);
+        let stored_distance = |i: usize| embeddings::db::distance(&e.embedding, &stored[i]);
+        for w in ranked.windows(2) {
+            let (a, b) = (stored_distance(w[0].index), stored_distance(w[1].index));
+            assert!(
+                b >= a - 2.0 * TOLERANCE,
+                "{} {}: {} ranked before {} ({a} > {b})",
+                e.program,
+                e.nest,
+                w[0].index,
+                w[1].index
+            );
+        }
+        let by_stored = db.ranked(&e.embedding, &stored, &others);
+        same += ranked
+            .iter()
+            .map(|n| n.index)
+            .eq(by_stored.iter().map(|n| n.index)) as usize;
+    }
+    eprintln!(
+        "{same} of {} queries rank the other programs' entries in the stored order exactly",
+        db.entries.len()
+    );
 }
 
 #[cfg(feature = "train")]
