@@ -18,7 +18,7 @@ mkdir -p "$out"
 # The toolchain and libtorch environment (installs them when missing).
 scripts/bootstrap.sh env >/dev/null
 source scripts/env.sh
-cargo build --release -p tune-cli --bin tune
+cargo build --release -p tune-cli --bin tune --features train
 tune=./target/release/tune
 TUNE_CACHE="$cache" $tune db build --preset MEDIUM --budget "$BUDGET" --time-limit 60 \
   --seed "$SEED" -o "$out/tune.db"

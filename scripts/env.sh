@@ -1,5 +1,7 @@
-# Sourced (`source scripts/env.sh`): the environment tune is built and run in — libtorch
-# from the torch==2.13.0 virtual environment that scripts/bootstrap.sh installs.
+# Sourced (`source scripts/env.sh`): the environment tune is built and run in with
+# training (`--features train`) — libtorch from the torch==2.13.0 virtual environment
+# that `scripts/bootstrap.sh env` (or `test`) installs. A tune built without training
+# needs none of it.
 tune_venv="${TUNE_TORCH_VENV:-$HOME/.cache/tune/torch-venv}"
 export LIBTORCH_USE_PYTORCH=1
 export PATH="$tune_venv/bin:$PATH"

@@ -212,7 +212,7 @@ impl Embedder {
             .iter()
             .map(|x| input(&self.norm.features.apply(x), static_only))
             .collect();
-        Ok(self.checkpoint.model().embed(&inputs)?)
+        Ok(self.checkpoint.network().embed(&inputs)?)
     }
 
     /// Mean absolute error per target (in standardized units) on `entries`.
@@ -226,7 +226,7 @@ impl Embedder {
                 nearer: Vec::new(),
             })
             .collect();
-        Ok(self.checkpoint.model().evaluate(&examples)?)
+        Ok(self.checkpoint.network().evaluate(&examples)?)
     }
 }
 

@@ -35,36 +35,16 @@ impl Embed for Embedder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::Entry;
-    use crate::embed::train;
-    use models::TrainOptions;
-
-    fn entry(program: &str, tuned_s: f64) -> Entry {
-        Entry {
-            program: program.into(),
-            nest: "nest0".into(),
-            fingerprint: "f".into(),
-            features: crate::features::one_loop_nest(),
-            embedding: Vec::new(),
-            recipes: vec![("{}".into(), 1.0 / tuned_s)],
-            baseline_s: 1.0,
-            tuned_s,
-            machine: "m".into(),
-            transfers: Vec::new(),
-        }
-    }
+    use crate::features::one_loop_nest;
+    use std::path::Path;
 
     #[test]
-    fn the_trained_model_embeds_through_the_trait_as_it_does_itself() {
-        let entries = [entry("a", 0.5), entry("b", 0.8)];
-        let refs: Vec<&Entry> = entries.iter().collect();
-        let options = TrainOptions {
-            epochs: 1,
-            ..TrainOptions::default()
-        };
-        let model = Embedder::new(train(&refs, &options).unwrap()).unwrap();
+    fn the_shipped_model_embeds_through_the_trait_as_it_does_itself() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/default/model");
+        let model = Embedder::load(&dir).unwrap();
         let as_trait: &dyn Embed = &model;
-        let features: Vec<&NestFeatures> = entries.iter().map(|e| &e.features).collect();
+        let nests = [one_loop_nest(), one_loop_nest()];
+        let features: Vec<&NestFeatures> = nests.iter().collect();
         assert_eq!(as_trait.id(), model.id());
         for static_only in [false, true] {
             let via_trait = as_trait.embed(&features, static_only).unwrap();

@@ -1,38 +1,29 @@
 //! Checkpoints: a directory with `weights.bin` (the tensors, in this crate's own
-//! deterministic, checksummed format), `meta.json` (configuration, provenance, losses)
-//! and `train.json` (wall time of the training run).
+//! deterministic, checksummed format: [`crate::weights`]), `meta.json` (configuration,
+//! provenance, losses) and `train.json` (wall time of the training run).
 //!
 //! `weights.bin` and `meta.json` depend only on the training inputs, so training twice
 //! with the same seed writes byte-identical files; the wall time lives in `train.json`
 //! for that reason (it is informational, and a missing or unreadable `train.json` does
 //! not prevent loading).
 //!
-//! `weights.bin` layout, all integers little-endian:
-//! ```text
-//! magic    8 bytes  "TUNEMDLW"
-//! version  u32      WEIGHTS_VERSION
-//! count    u32      number of tensors
-//! count ×  name_len u32, name (UTF-8), ndim u32, dims u64 × ndim, data f32 × prod(dims)
-//! blake3   32 bytes of everything above
-//! ```
+//! Reading and writing a checkpoint needs no libtorch: the weights are read into a
+//! [`Network`], the plain-Rust inference network.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use tch::Tensor;
 
 use crate::config::{ModelConfig, TrainOptions};
 use crate::error::{Error, Result};
-use crate::model::Model;
-use crate::net::param_shapes;
+use crate::infer::Network;
+use crate::layout::param_shapes;
+use crate::weights::{check, decode, encode};
+pub use crate::weights::{WEIGHTS_MAGIC, WEIGHTS_VERSION};
 
 /// Version of `meta.json`'s layout (and of the checkpoint as a whole).
 pub const FORMAT_VERSION: u32 = 1;
-/// Version of `weights.bin`'s layout.
-pub const WEIGHTS_VERSION: u32 = 1;
-/// Magic bytes at the start of `weights.bin`.
-pub const WEIGHTS_MAGIC: &[u8; 8] = b"TUNEMDLW";
 /// File name of the weights inside a checkpoint directory.
 pub const WEIGHTS_FILE: &str = "weights.bin";
 /// File name of the metadata inside a checkpoint directory.
@@ -84,7 +75,7 @@ pub struct Checkpoint {
     pub meta: CheckpointMeta,
     /// Wall time of the training run in seconds, when known.
     pub train_seconds: Option<f64>,
-    model: Model,
+    network: Network,
 }
 
 fn ckpt_err(path: &Path, reason: impl Into<String>) -> Error {
@@ -109,26 +100,33 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 impl Checkpoint {
+    #[cfg(feature = "train")]
     pub(crate) fn from_parts(
         meta: CheckpointMeta,
-        model: Model,
+        network: Network,
         train_seconds: Option<f64>,
     ) -> Checkpoint {
         Checkpoint {
             meta,
             train_seconds,
-            model,
+            network,
         }
     }
 
-    /// The trained network.
-    pub fn model(&self) -> &Model {
-        &self.model
+    /// The trained network (plain-Rust inference).
+    pub fn network(&self) -> &Network {
+        &self.network
     }
 
     /// The trained network, dropping the metadata.
-    pub fn into_model(self) -> Model {
-        self.model
+    pub fn into_network(self) -> Network {
+        self.network
+    }
+
+    /// The trained network as a libtorch [`Model`](crate::Model) with the same weights.
+    #[cfg(feature = "train")]
+    pub fn torch_model(&self) -> Result<crate::Model> {
+        crate::Model::from_network(&self.network)
     }
 
     /// Writes the checkpoint into directory `dir` (created if needed; existing checkpoint
@@ -136,7 +134,7 @@ impl Checkpoint {
     pub fn save(&self, dir: impl AsRef<Path>) -> Result<()> {
         let dir = dir.as_ref();
         fs::create_dir_all(dir).map_err(io_err(dir))?;
-        let weights = encode_weights(&self.model)?;
+        let weights = encode(self.network.params());
         let hash = blake3::hash(&weights).to_hex().to_string();
         if hash != self.meta.weights_hash {
             // Only possible if the caller edited `meta` by hand.
@@ -199,7 +197,7 @@ impl Checkpoint {
             .map_err(|e| ckpt_err(&meta_path, e.to_string()))?;
         let weights_path = dir.join(WEIGHTS_FILE);
         let weights = fs::read(&weights_path).map_err(io_err(&weights_path))?;
-        let tensors = decode_weights(&weights).map_err(|r| ckpt_err(&weights_path, r))?;
+        let tensors = decode(&weights).map_err(|r| ckpt_err(&weights_path, r))?;
         let hash = blake3::hash(&weights).to_hex().to_string();
         if hash != meta.weights_hash {
             return Err(ckpt_err(
@@ -212,10 +210,9 @@ impl Checkpoint {
         }
         // Names and shapes are checked before the network is built, so a damaged
         // configuration cannot make us allocate more than the file holds.
-        check_shapes(&tensors, &param_shapes(&meta.config))
-            .map_err(|r| ckpt_err(&weights_path, r))?;
-        let model = Model::new(meta.config.clone(), 0)?;
-        assign(&model, tensors).map_err(|r| ckpt_err(&weights_path, r))?;
+        check(&tensors, &param_shapes(&meta.config)).map_err(|r| ckpt_err(&weights_path, r))?;
+        let network = Network::from_params(meta.config.clone(), tensors)
+            .map_err(|e| ckpt_err(&weights_path, e.to_string()))?;
         let train_seconds = fs::read(dir.join(TRAIN_FILE))
             .ok()
             .and_then(|b| serde_json::from_slice::<TrainStats>(&b).ok())
@@ -223,7 +220,7 @@ impl Checkpoint {
         Ok(Checkpoint {
             meta,
             train_seconds,
-            model,
+            network,
         })
     }
 
@@ -240,167 +237,4 @@ impl Checkpoint {
         }
         Ok(ck)
     }
-}
-
-/// A tensor read from `weights.bin`.
-struct Named {
-    name: String,
-    dims: Vec<i64>,
-    data: Vec<f32>,
-}
-
-/// Serializes every parameter of `model`, in their fixed order (see the module docs).
-pub(crate) fn encode_weights(model: &Model) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    out.extend_from_slice(WEIGHTS_MAGIC);
-    out.extend_from_slice(&WEIGHTS_VERSION.to_le_bytes());
-    out.extend_from_slice(&(model.net.params.len() as u32).to_le_bytes());
-    for (name, t) in &model.net.params {
-        out.extend_from_slice(&(name.len() as u32).to_le_bytes());
-        out.extend_from_slice(name.as_bytes());
-        let dims = t.size();
-        out.extend_from_slice(&(dims.len() as u32).to_le_bytes());
-        for d in &dims {
-            out.extend_from_slice(&(*d as u64).to_le_bytes());
-        }
-        let numel = t.numel();
-        let mut data = vec![0f32; numel];
-        t.f_detach()?
-            .f_contiguous()?
-            .f_copy_data(&mut data, numel)?;
-        for v in data {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    let sum = blake3::hash(&out);
-    out.extend_from_slice(sum.as_bytes());
-    Ok(out)
-}
-
-struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> std::result::Result<&'a [u8], String> {
-        let end = self
-            .pos
-            .checked_add(n)
-            .filter(|&e| e <= self.bytes.len())
-            .ok_or_else(|| format!("truncated at byte {}", self.pos))?;
-        let s = &self.bytes[self.pos..end];
-        self.pos = end;
-        Ok(s)
-    }
-    fn u32(&mut self) -> std::result::Result<u32, String> {
-        Ok(u32::from_le_bytes(
-            self.take(4)?.try_into().expect("4 bytes"),
-        ))
-    }
-    fn u64(&mut self) -> std::result::Result<u64, String> {
-        Ok(u64::from_le_bytes(
-            self.take(8)?.try_into().expect("8 bytes"),
-        ))
-    }
-}
-
-fn decode_weights(bytes: &[u8]) -> std::result::Result<Vec<Named>, String> {
-    if bytes.len() < WEIGHTS_MAGIC.len() + 8 + 32 || &bytes[..8] != WEIGHTS_MAGIC {
-        return Err("not a weights file (bad magic or too short)".into());
-    }
-    let (body, sum) = bytes.split_at(bytes.len() - 32);
-    if blake3::hash(body).as_bytes() != sum {
-        return Err("checksum mismatch (file damaged)".into());
-    }
-    let mut r = Reader {
-        bytes: body,
-        pos: 8,
-    };
-    let version = r.u32()?;
-    if version != WEIGHTS_VERSION {
-        return Err(format!(
-            "weights format version {version}, this build reads {WEIGHTS_VERSION}"
-        ));
-    }
-    let count = r.u32()? as usize;
-    let mut out = Vec::new();
-    for _ in 0..count {
-        let len = r.u32()? as usize;
-        let name = std::str::from_utf8(r.take(len)?)
-            .map_err(|_| "tensor name is not UTF-8".to_string())?
-            .to_string();
-        let ndim = r.u32()? as usize;
-        if ndim > 8 {
-            return Err(format!("tensor {name} has {ndim} dimensions"));
-        }
-        let mut dims = Vec::with_capacity(ndim);
-        let mut numel = 1usize;
-        for _ in 0..ndim {
-            let d = r.u64()?;
-            numel = usize::try_from(d)
-                .ok()
-                .and_then(|d| numel.checked_mul(d))
-                .filter(|&n| n <= body.len() / 4)
-                .ok_or_else(|| format!("tensor {name} is larger than the file"))?;
-            dims.push(d as i64);
-        }
-        let raw = r.take(numel * 4)?;
-        let data = raw
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
-            .collect();
-        out.push(Named { name, dims, data });
-    }
-    if r.pos != body.len() {
-        return Err(format!("{} trailing bytes", body.len() - r.pos));
-    }
-    Ok(out)
-}
-
-/// Checks that the loaded tensors are exactly the parameters `expected` (names, order,
-/// shapes) and hold finite values.
-fn check_shapes(
-    tensors: &[Named],
-    expected: &[(String, Vec<i64>)],
-) -> std::result::Result<(), String> {
-    if tensors.len() != expected.len() {
-        return Err(format!(
-            "{} tensors, the configuration needs {}",
-            tensors.len(),
-            expected.len()
-        ));
-    }
-    for (t, (name, dims)) in tensors.iter().zip(expected) {
-        if &t.name != name {
-            return Err(format!("tensor {} where {name} was expected", t.name));
-        }
-        if &t.dims != dims {
-            return Err(format!(
-                "tensor {name} has shape {:?}, the configuration needs {dims:?}",
-                t.dims
-            ));
-        }
-        if let Some(v) = t.data.iter().find(|v| !v.is_finite()) {
-            return Err(format!("tensor {name} holds a non-finite value ({v})"));
-        }
-    }
-    Ok(())
-}
-
-/// Copies checked tensors into `model`'s parameters.
-fn assign(model: &Model, tensors: Vec<Named>) -> std::result::Result<(), String> {
-    for (t, (name, var)) in tensors.into_iter().zip(&model.net.params) {
-        if t.dims != var.size() {
-            return Err(format!(
-                "internal: tensor {name} does not fit its parameter"
-            ));
-        }
-        let src = Tensor::f_from_slice(&t.data)
-            .and_then(|s| s.f_reshape(&t.dims))
-            .map_err(|e| e.to_string())?;
-        let mut var = var.shallow_clone();
-        tch::no_grad(|| var.f_copy_(&src)).map_err(|e| e.to_string())?;
-    }
-    Ok(())
 }

@@ -41,7 +41,7 @@ pub struct ModelConfig {
     /// Rounds of message passing along the loop tree (default [`DEFAULT_MESSAGE_ROUNDS`]).
     pub message_rounds: usize,
     /// L2-normalize the embedding inside the network (the head then sees unit vectors,
-    /// and [`Model::embed`](crate::Model::embed) returns unit vectors). Default `true`.
+    /// and [`Network::embed`](crate::Network::embed) returns unit vectors). Default `true`.
     pub normalize_embedding: bool,
 }
 

@@ -59,10 +59,18 @@ pub enum Error {
         loss: f64,
     },
     /// An error reported by libtorch (should not happen on validated inputs).
+    #[cfg(feature = "train")]
     #[error("torch: {0}")]
     Torch(String),
+    /// Training was asked of a build without the `train` feature (no libtorch).
+    #[error(
+        "this build cannot train: it was built without the `train` feature \
+         (cargo build --features train, which links libtorch)"
+    )]
+    NoTraining,
 }
 
+#[cfg(feature = "train")]
 impl From<tch::TchError> for Error {
     fn from(e: tch::TchError) -> Self {
         Error::Torch(e.to_string())

@@ -1,4 +1,6 @@
-//! The performance-embedding model of `tune` (the only crate that links libtorch).
+//! The performance-embedding model of `tune`: inference in plain Rust ([`Network`]),
+//! training with libtorch ([`train`], `Model`; the `train` feature, the only place in
+//! the project that links libtorch).
 //!
 //! A loop nest ([`NestInput`]: its loop tree, its array accesses, nest-level features,
 //! machine features and performance counters with an availability mask) is encoded into
@@ -23,20 +25,33 @@
 //! Training ([`train`]) is Adam on an L1 loss with an optional pairwise ranking term; it
 //! is seeded and single-threaded, and writes byte-identical checkpoints for equal inputs.
 //!
-//! Build and run with libtorch from a PyTorch installation: `LIBTORCH_USE_PYTORCH=1`
-//! with that Python first on `PATH` at build time, and torch's `lib/` directory on
-//! `LD_LIBRARY_PATH` at run time.
+//! Inference needs no libtorch: a [`Checkpoint`] is read into a [`Network`], whose
+//! forward pass (`ndarray`, nest by nest) gives the embeddings and predictions of the
+//! libtorch forward pass up to float rounding. Only training does: with the `train`
+//! feature, build and run with libtorch from a PyTorch installation
+//! (`LIBTORCH_USE_PYTORCH=1` with that Python first on `PATH` at build time, and torch's
+//! `lib/` directory on `LD_LIBRARY_PATH` at run time); without it, [`train`] returns
+//! [`Error::NoTraining`].
 
 #![warn(missing_docs)]
 
 mod checkpoint;
 mod config;
 mod error;
+mod infer;
 mod input;
+mod layout;
+#[cfg(feature = "train")]
 mod model;
+#[cfg(feature = "train")]
 mod net;
+#[cfg(not(feature = "train"))]
+mod no_train;
+#[cfg(feature = "train")]
 mod rng;
+#[cfg(feature = "train")]
 mod train;
+mod weights;
 
 pub use checkpoint::{
     Checkpoint, CheckpointMeta, FORMAT_VERSION, META_FILE, TRAIN_FILE, WEIGHTS_FILE, WEIGHTS_MAGIC,
@@ -47,6 +62,11 @@ pub use config::{
     DEFAULT_MESSAGE_ROUNDS, MAX_MESSAGE_ROUNDS,
 };
 pub use error::{Error, Result};
+pub use infer::{Network, Outputs};
 pub use input::{data_hash, Example, NestInput, Rank};
-pub use model::{Model, Outputs};
+#[cfg(feature = "train")]
+pub use model::Model;
+#[cfg(not(feature = "train"))]
+pub use no_train::train;
+#[cfg(feature = "train")]
 pub use train::train;

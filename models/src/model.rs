@@ -1,23 +1,17 @@
-//! Inference: [`Model`].
+//! The libtorch network ([`Model`], `train` feature): what training optimizes, and its
+//! forward pass, which the plain-Rust [`Network`] reproduces for inference.
 
-use tch::{nn, Device};
+use tch::{nn, Device, Tensor};
 
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
+use crate::infer::{mean_abs_error, Network, Outputs};
 use crate::input::{validate_examples, validate_inputs, Example, NestInput};
 use crate::net::{rows, Batch, Net};
+use crate::weights::Param;
 
 /// Nests per forward pass at inference time (bounds memory; results do not depend on it).
 const INFERENCE_BATCH: usize = 256;
-
-/// Embeddings and predictions of a slice of nests, in the slice's order.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Outputs {
-    /// One embedding per nest (`embed_dim` values).
-    pub embeddings: Vec<Vec<f32>>,
-    /// One prediction per nest (`target_dim` values).
-    pub predictions: Vec<Vec<f32>>,
-}
 
 /// A network with its weights, on the CPU.
 ///
@@ -122,15 +116,49 @@ impl Model {
         validate_examples(examples, &self.config)?;
         let inputs: Vec<&NestInput> = examples.iter().map(|e| &e.input).collect();
         let predictions = self.run(&inputs)?.predictions;
-        let mut sums = vec![0f64; self.config.target_dim];
-        for (p, e) in predictions.iter().zip(examples) {
-            for (s, (a, b)) in sums.iter_mut().zip(p.iter().zip(&e.targets)) {
-                *s += (a - b).abs() as f64;
+        Ok(mean_abs_error(
+            &predictions,
+            examples,
+            self.config.target_dim,
+        ))
+    }
+
+    /// The plain-Rust inference network with this model's weights.
+    pub fn to_network(&self) -> Result<Network> {
+        let params = self
+            .net
+            .params
+            .iter()
+            .map(|(name, t)| {
+                let numel = t.numel();
+                let mut data = vec![0f32; numel];
+                t.f_detach()?
+                    .f_contiguous()?
+                    .f_copy_data(&mut data, numel)?;
+                Ok(Param {
+                    name: name.clone(),
+                    dims: t.size(),
+                    data,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Network::from_params(self.config.clone(), params)
+    }
+
+    /// A libtorch model with the weights of `network`.
+    pub fn from_network(network: &Network) -> Result<Model> {
+        let model = Model::new(network.config().clone(), 0)?;
+        for (p, (name, var)) in network.params().iter().zip(&model.net.params) {
+            if p.name != *name || p.dims != var.size() {
+                return Err(Error::Torch(format!(
+                    "tensor {} does not fit parameter {name}",
+                    p.name
+                )));
             }
+            let src = Tensor::f_from_slice(&p.data)?.f_reshape(&p.dims)?;
+            let mut var = var.shallow_clone();
+            tch::no_grad(|| var.f_copy_(&src))?;
         }
-        Ok(sums
-            .into_iter()
-            .map(|s| (s / examples.len() as f64) as f32)
-            .collect())
+        Ok(model)
     }
 }

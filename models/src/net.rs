@@ -13,6 +13,7 @@ use tch::{nn, Device, Kind, Tensor};
 use crate::config::ModelConfig;
 use crate::error::Result;
 use crate::input::NestInput;
+use crate::layout::{layout, relu_last};
 use crate::rng::SplitMix64;
 
 const CPU: (Kind, Device) = (Kind::Float, Device::Cpu);
@@ -107,44 +108,6 @@ pub(crate) struct Net {
     pub params: Vec<(String, Tensor)>,
 }
 
-/// The modules of the network for `config`, in creation order: name and layer widths
-/// (input, hidden..., output). The single source of truth for the parameter layout.
-pub(crate) fn layout(config: &ModelConfig) -> Vec<(String, Vec<usize>)> {
-    let h = config.hidden;
-    let mut m = vec![("loop_enc".to_string(), vec![config.loop_dim, h, h])];
-    for r in 0..config.message_rounds {
-        m.push((format!("message.{r}"), vec![3 * h, h]));
-    }
-    m.push(("access_enc".into(), vec![config.access_dim + h, h, h]));
-    let mut merge_in = 4 * h + 2;
-    for (name, dim) in [
-        ("global_enc", config.global_dim),
-        ("machine_enc", config.machine_dim),
-        ("counter_enc", 2 * config.counter_dim),
-    ] {
-        if dim > 0 {
-            m.push((name.into(), vec![dim, h, h]));
-            merge_in += h;
-        }
-    }
-    m.push(("merge".into(), vec![merge_in, 2 * h, config.embed_dim]));
-    m.push(("head".into(), vec![config.embed_dim, h, config.target_dim]));
-    m
-}
-
-/// Names and shapes of every parameter for `config`, in order, computed without
-/// allocating anything (used to check a checkpoint before building its network).
-pub(crate) fn param_shapes(config: &ModelConfig) -> Vec<(String, Vec<i64>)> {
-    let mut out = Vec::new();
-    for (name, dims) in layout(config) {
-        for (i, w) in dims.windows(2).enumerate() {
-            out.push((format!("{name}.{i}.weight"), vec![w[1] as i64, w[0] as i64]));
-            out.push((format!("{name}.{i}.bias"), vec![w[1] as i64]));
-        }
-    }
-    out
-}
-
 impl Net {
     /// Builds the network for `config` inside `vs`, initialized from `seed`.
     pub fn new(vs: &nn::VarStore, config: &ModelConfig, seed: u64) -> Result<Net> {
@@ -155,9 +118,7 @@ impl Net {
         };
         let mut modules = std::collections::BTreeMap::new();
         for (name, dims) in layout(config) {
-            // Encoders end in a ReLU; the merge (embedding) and the head are linear.
-            let relu_last = name != "merge" && name != "head";
-            let mlp = b.mlp(&name, &dims, relu_last)?;
+            let mlp = b.mlp(&name, &dims, relu_last(&name))?;
             modules.insert(name, mlp);
         }
         let mut take = |name: &str| modules.remove(name);
@@ -379,7 +340,7 @@ mod tests {
                 .iter()
                 .map(|(n, t)| (n.clone(), t.size()))
                 .collect();
-            assert_eq!(built, param_shapes(&config));
+            assert_eq!(built, crate::layout::param_shapes(&config));
         }
     }
 }

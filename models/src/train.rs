@@ -1,11 +1,11 @@
-//! Training: [`train`].
+//! Training: [`train`] (the `train` feature).
 
 use std::time::Instant;
 
 use tch::nn::OptimizerConfig;
 use tch::{Kind, Tensor};
 
-use crate::checkpoint::{encode_weights, Checkpoint, CheckpointMeta, FORMAT_VERSION};
+use crate::checkpoint::{Checkpoint, CheckpointMeta, FORMAT_VERSION};
 use crate::config::{FeatureInfo, ModelConfig, TrainOptions};
 use crate::error::{Error, Result};
 use crate::input::{data_hash, validate_examples, Example, NestInput};
@@ -85,7 +85,8 @@ pub fn train(
         losses.push(mean as f32);
     }
     let train_mae = model.evaluate(examples)?;
-    let weights = encode_weights(&model)?;
+    let network = model.to_network()?;
+    let weights = crate::weights::encode(network.params());
     let meta = CheckpointMeta {
         format_version: FORMAT_VERSION,
         config: config.clone(),
@@ -103,7 +104,7 @@ pub fn train(
     };
     Ok(Checkpoint::from_parts(
         meta,
-        model,
+        network,
         Some(start.elapsed().as_secs_f64()),
     ))
 }

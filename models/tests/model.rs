@@ -6,8 +6,8 @@ use std::fs;
 
 use common::{config, examples};
 use models::{
-    train, Checkpoint, Error, FeatureInfo, Model, ModelConfig, NestInput, TrainOptions, META_FILE,
-    WEIGHTS_FILE,
+    train, Checkpoint, Error, FeatureInfo, Model, ModelConfig, NestInput, Network, Outputs,
+    TrainOptions, META_FILE, WEIGHTS_FILE,
 };
 
 fn features() -> FeatureInfo {
@@ -65,9 +65,12 @@ fn batching_equals_one_by_one() {
     data[1].input.loop_parent.truncate(1);
     data[1].input.access_loop.iter_mut().for_each(|l| *l = 0);
     let inputs: Vec<NestInput> = data.iter().map(|e| e.input.clone()).collect();
-    let trained = train(&data, &config(), &quick(1), features()).unwrap();
+    let trained = train(&data, &config(), &quick(1), features())
+        .unwrap()
+        .torch_model()
+        .unwrap();
     let fresh = Model::new(config(), 9).unwrap();
-    for model in [trained.model(), &fresh] {
+    for model in [&trained, &fresh] {
         let all = model.embed_and_predict(&inputs).unwrap();
         let (emb, pred) = (all.embeddings, all.predictions);
         let mut emb1 = Vec::new();
@@ -133,7 +136,7 @@ fn training_learns_a_structural_target() {
         losses[59]
     );
     // Held-out error well below that of predicting the training mean.
-    let mae = ck.model().evaluate(&test_set).unwrap();
+    let mae = ck.network().evaluate(&test_set).unwrap();
     for (t, &err) in mae.iter().enumerate() {
         let mean = train_set.iter().map(|e| e.targets[t]).sum::<f32>() / train_set.len() as f32;
         let baseline = test_set
@@ -197,7 +200,7 @@ fn contrastive_term_pulls_pairs_together() {
     let inputs: Vec<NestInput> = data.iter().map(|x| x.input.clone()).collect();
     let parity = |i: usize| i % 2;
     let with = train(&data, &config(), &options, features()).unwrap();
-    let learned = ordered_share(&with.model().embed(&inputs).unwrap(), parity);
+    let learned = ordered_share(&with.network().embed(&inputs).unwrap(), parity);
     let without = train(
         &data,
         &config(),
@@ -208,7 +211,7 @@ fn contrastive_term_pulls_pairs_together() {
         features(),
     )
     .unwrap();
-    let plain = ordered_share(&without.model().embed(&inputs).unwrap(), parity);
+    let plain = ordered_share(&without.network().embed(&inputs).unwrap(), parity);
     assert!(learned > 0.9, "with the term: {learned}");
     assert!(plain < 0.7, "without the term: {plain}");
     // Repeatable with the term too, and the pairs are part of the data hash.
@@ -237,12 +240,12 @@ fn save_load_round_trip() {
     assert!(back.train_seconds.is_some());
     let inputs: Vec<NestInput> = data.iter().map(|e| e.input.clone()).collect();
     assert_eq!(
-        back.model().predict(&inputs).unwrap(),
-        ck.model().predict(&inputs).unwrap()
+        back.network().predict(&inputs).unwrap(),
+        ck.network().predict(&inputs).unwrap()
     );
     assert_eq!(
-        back.model().embed(&inputs).unwrap(),
-        ck.model().embed(&inputs).unwrap()
+        back.network().embed(&inputs).unwrap(),
+        ck.network().embed(&inputs).unwrap()
     );
     // A path to meta.json works too; the feature version is checked on request.
     Checkpoint::load(dir.path().join(META_FILE)).unwrap();
@@ -450,9 +453,10 @@ fn optional_encoders_can_be_left_out() {
         })
         .collect();
     let ck = train(&data, &c, &quick(0), features()).unwrap();
-    let mae = ck.model().evaluate(&data).unwrap();
+    let mae = ck.network().evaluate(&data).unwrap();
     assert_eq!(mae.len(), 1);
-    assert_eq!(ck.meta.train_mae, mae);
+    // Recorded by libtorch at training time, recomputed here in plain Rust.
+    assert!((ck.meta.train_mae[0] - mae[0]).abs() < 1e-5);
 }
 
 /// Timing of a realistic run: 500 small nests, 100 epochs (run with `--ignored
@@ -470,7 +474,7 @@ fn timing_500_examples_100_epochs() {
     println!(
         "500 examples x 100 epochs: {:.2} s, {} parameters, loss {} -> {}",
         ck.train_seconds.unwrap(),
-        ck.model().num_parameters(),
+        ck.network().num_parameters(),
         ck.meta.losses[0],
         ck.meta.final_loss
     );
@@ -479,6 +483,75 @@ fn timing_500_examples_100_epochs() {
 #[test]
 fn model_and_checkpoint_are_send() {
     fn send<T: Send>() {}
+    fn shared<T: Send + Sync>() {}
     send::<Model>();
-    send::<Checkpoint>();
+    shared::<Checkpoint>();
+    shared::<Network>();
+}
+
+/// Largest |a - b| over the embeddings and predictions of two forward passes.
+fn outputs_diff(a: &Outputs, b: &Outputs) -> f32 {
+    max_abs_diff(&a.embeddings, &b.embeddings).max(max_abs_diff(&a.predictions, &b.predictions))
+}
+
+#[test]
+fn the_plain_rust_network_computes_what_libtorch_computes() {
+    let mut data = examples(14, 64);
+    // Edge cases: no accesses, a single loop, several roots.
+    data[0].input.accesses.clear();
+    data[0].input.access_loop.clear();
+    data[1].input.loops.truncate(1);
+    data[1].input.loop_parent.truncate(1);
+    data[1].input.access_loop.iter_mut().for_each(|l| *l = 0);
+    data[2].input.loop_parent.iter_mut().for_each(|p| *p = None);
+    let inputs: Vec<NestInput> = data.iter().map(|e| e.input.clone()).collect();
+    let mut configs = vec![(config(), inputs.clone())];
+    // Without the optional encoders, without message passing, without normalization.
+    let mut bare = ModelConfig::new(4, 4, 0, 0, 0, 2);
+    bare.message_rounds = 0;
+    bare.normalize_embedding = false;
+    bare.hidden = 16;
+    let stripped = inputs
+        .iter()
+        .map(|x| NestInput {
+            global: Vec::new(),
+            machine: Vec::new(),
+            counters: Vec::new(),
+            counter_mask: Vec::new(),
+            ..x.clone()
+        })
+        .collect();
+    configs.push((bare, stripped));
+    let mut deep = config();
+    deep.message_rounds = 5;
+    deep.embed_dim = 7;
+    configs.push((deep, inputs));
+    for (c, inputs) in configs {
+        for seed in [0, 1] {
+            let torch = Model::new(c.clone(), seed).unwrap();
+            let network = torch.to_network().unwrap();
+            assert_eq!(network.parameter_shapes(), torch.parameter_shapes());
+            assert_eq!(network.num_parameters(), torch.num_parameters());
+            let want = torch.embed_and_predict(&inputs).unwrap();
+            let got = network.embed_and_predict(&inputs).unwrap();
+            let d = outputs_diff(&want, &got);
+            assert!(d < 1e-5, "{c:?} seed {seed}: differs by {d}");
+            // And back: the same weights in a libtorch model give the same outputs.
+            let again = Model::from_network(&network).unwrap();
+            assert_eq!(again.embed_and_predict(&inputs).unwrap(), want);
+        }
+    }
+    // A trained checkpoint, through a save and a load.
+    let ck = train(&data, &config(), &quick(2), features()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    ck.save(dir.path()).unwrap();
+    let back = Checkpoint::load(dir.path()).unwrap();
+    let inputs: Vec<NestInput> = data.iter().map(|e| e.input.clone()).collect();
+    let want = back
+        .torch_model()
+        .unwrap()
+        .embed_and_predict(&inputs)
+        .unwrap();
+    let got = back.network().embed_and_predict(&inputs).unwrap();
+    assert!(outputs_diff(&want, &got) < 1e-5);
 }

@@ -14,22 +14,21 @@ pub fn workspace() -> PathBuf {
 }
 
 /// The `tune` binary, built (once per test process) with the same cargo that runs the
-/// tests, unless `TUNE_BIN` names one.
+/// tests (with training when this crate's `train` feature is on), unless `TUNE_BIN`
+/// names one.
 pub fn tune_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         if let Some(p) = std::env::var_os("TUNE_BIN") {
             return PathBuf::from(p);
         }
+        let mut args = vec!["build", "-p", "tune-cli", "--bin", "tune"];
+        if cfg!(feature = "train") {
+            args.extend(["--features", "train"]);
+        }
         let out = Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "-p",
-                "tune-cli",
-                "--bin",
-                "tune",
-                "--message-format=json",
-            ])
+            .args(args)
+            .arg("--message-format=json")
             .current_dir(workspace())
             .output()
             .expect("cargo runs");

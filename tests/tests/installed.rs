@@ -1,5 +1,7 @@
 //! A `tune` binary copied away from the source tree (as `cargo install` leaves it) finds
 //! the shipped model and database: they are built in and unpacked into the user's cache.
+//! Built without the `train` feature, it links no libtorch and runs without one on the
+//! library path: inference is plain Rust.
 
 use std::process::Command;
 use tune_e2e::{tune_bin, workspace};
@@ -16,7 +18,17 @@ fn a_copied_binary_applies_with_the_shipped_model_from_any_folder() {
     for f in ["gemm.c", "common.h"] {
         std::fs::copy(programs.join(f), work.path().join(f)).unwrap();
     }
-    let out = Command::new(&tune)
+    let mut cmd = Command::new(&tune);
+    if !cfg!(feature = "train") {
+        let ldd = Command::new("ldd").arg(&tune).output().unwrap();
+        let libs = String::from_utf8_lossy(&ldd.stdout);
+        assert!(
+            !libs.contains("torch") && !libs.contains("libc10"),
+            "tune links libtorch:\n{libs}"
+        );
+        cmd.env_remove("LD_LIBRARY_PATH");
+    }
+    let out = cmd
         .args([
             "apply",
             "gemm.c",

@@ -48,7 +48,8 @@ pub enum DbCommand {
     Synth(DbSynthArgs),
     /// Leave-one-program-out retrieval quality: per held-out nest, the best recipes of
     /// its K nearest entries from other programs (by embedding, by raw features, at
-    /// random), re-fitted and measured on its saved data.
+    /// random), re-fitted and measured on its saved data. Trains a model per program:
+    /// needs a tune built with `--features train` (libtorch).
     Eval(DbEvalArgs),
     /// Measure every entry's best recipe, re-fitted, on every nest of the database (on
     /// the nest's saved data, against one baseline): the transfer rows the model's
@@ -226,7 +227,8 @@ pub struct DbEvalArgs {
 
 #[derive(Subcommand)]
 pub enum ModelCommand {
-    /// Train the embedding model on a database's entries (seeded, repeatable).
+    /// Train the embedding model on a database's entries (seeded, repeatable); needs a
+    /// tune built with `--features train` (libtorch).
     ///
     /// Example: tune model train --db tune.db -o models/default/model
     Train(ModelTrainArgs),
