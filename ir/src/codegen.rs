@@ -178,6 +178,17 @@ fn uses(body: &[Node], program: &Program) -> Uses {
         }
         Node::Block(_) => {}
     });
+    // A pointer read as an array in another function only (here its accesses are glue)
+    // has no extents here.
+    let mut accessed: BTreeSet<String> = BTreeSet::new();
+    crate::transform::rewrite::for_each_expr(body, &mut |e| {
+        e.walk(&mut |x| {
+            if let Expr::Access { array, .. } = x {
+                accessed.insert(array.clone());
+            }
+        })
+    });
+    arrays.retain(|a| accessed.contains(a) || !program.array(a).is_some_and(|x| x.flat));
     // Extents of the arrays used are needed to declare them.
     for a in &arrays {
         if let Some(arr) = program.array(a) {

@@ -265,7 +265,7 @@ impl Cutout {
         s.push_str(&v.source);
         // Declarations first, then statements: the program builds under C89 as well.
         let mut decls = String::from("  void *tune_tmp;\n");
-        let mut stmts = String::from("  tune_co_init(argc, argv);\n");
+        let mut stmts = String::from("  tune_co_init(tune_argc, tune_argv);\n");
         for sc in &self.nest.scalars {
             let t = sc.dtype.c_name();
             let var = if sc.written {
@@ -300,7 +300,7 @@ impl Cutout {
                  {a} = tune_co_alloc(tune_co_bytes({name}));\n  tune_co_place({name}, {a});"
             );
         }
-        s.push_str("\nint main(int argc, char **argv)\n{\n");
+        s.push_str("\nint main(int tune_argc, char **tune_argv)\n{\n");
         s.push_str(&decls);
         s.push_str(&stmts);
         let mut reset = String::new();

@@ -172,7 +172,9 @@ impl Lowerer<'_> {
         };
         let name = id.node.name.clone();
         let (dtype, dims, local) = match self.resolve(&name) {
-            Some(Resolved::External(Sym::Flat(t))) if indices.len() == 1 => {
+            Some(Resolved::External(Sym::Flat(t)) | Resolved::Local(Sym::Flat(t)))
+                if indices.len() == 1 =>
+            {
                 if let Some(why) = self.flat_refused.get(&name) {
                     return self.unsupported(
                         cur.span,

@@ -403,15 +403,17 @@ fn lower_flat(lower: &mut Lowerer, r: &FoundRegion, saved: &opaque::Saved) -> Re
             .collect();
         if refused.is_empty() {
             let mut written: BTreeSet<String> = BTreeSet::new();
-            walk_nodes(&body, &mut |n, _| match n {
+            walk_nodes(&body, &mut |n, around| match n {
                 Node::Assign(a) => {
                     if let Expr::Var(v) = &a.target {
                         written.insert(v.clone());
                     }
                 }
-                Node::Decl(d) => {
+                // Declared once, outside every loop (`int n = N;`), a size stays put.
+                Node::Decl(d) if !around.is_empty() => {
                     written.insert(d.name.clone());
                 }
+                Node::Decl(_) => {}
                 Node::Opaque(o) => written.extend(o.writes.iter().cloned()),
                 Node::Loop(l) => {
                     written.insert(l.var.clone());

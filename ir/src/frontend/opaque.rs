@@ -183,7 +183,12 @@ impl Lowerer<'_> {
         let (names, written, rebinds) = self.names_in(&body);
         // A pointer read as an array must point to the same memory all through.
         for r in rebinds {
-            if matches!(self.resolve(&r), Some(Resolved::External(Sym::Flat(_)))) {
+            if !declares.contains(&r)
+                && matches!(
+                    self.resolve(&r),
+                    Some(Resolved::External(Sym::Flat(_)) | Resolved::Local(Sym::Flat(_)))
+                )
+            {
                 self.flat_rebound.insert(r);
             }
         }
@@ -258,7 +263,8 @@ impl Lowerer<'_> {
             if (address || assigned || through) && !writes.iter().any(|n| n == name) {
                 writes.push(name.to_string());
             }
-            if address || assigned {
+            // The address of an element (`&a[i]`) leaves `a` as it is.
+            if (address && !after.starts_with('[')) || assigned {
                 rebinds.push(name.to_string());
             }
         }
@@ -270,10 +276,11 @@ impl Lowerer<'_> {
         let mut out = Vec::new();
         for (_, name, sym) in self.declared(d) {
             let Some(name) = name else { continue };
-            // Anything but a scalar is known only as a pointer: what indexes it is
-            // glue as well.
+            // A pointer to a scalar type may be read as an array (`crate::flat`);
+            // anything else is known only as a pointer: what indexes it is glue as well.
             let sym = match sym {
                 Sym::Scalar(t) => Sym::Scalar(t),
+                Sym::Flat(t) => Sym::Flat(t),
                 _ => Sym::Pointer,
             };
             self.declare_local(&name, sym);
