@@ -342,6 +342,14 @@ fn shape(
     loop_vars: &BTreeSet<String>,
     invariant: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Poly>, String> {
+    // Every variable in a subscript is a loop's or one that stays put.
+    for (p, _) in &u.accesses {
+        for m in p.0.keys() {
+            if let Some(v) = m.iter().find(|v| !loop_vars.contains(*v) && !invariant(v)) {
+                return Err(format!("its subscript uses '{v}', which the function writes"));
+            }
+        }
+    }
     // Strides, innermost first: a variable in every product term that is left.
     let mut strides: Vec<String> = Vec::new();
     let mut highs: Vec<Poly> = u.accesses.iter().map(|(p, _)| p.clone()).collect();

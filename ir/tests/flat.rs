@@ -1,0 +1,68 @@
+//! Pointers read as arrays (`ir::flat`): which are, with what extents, and why the
+//! others stay glue.
+
+fn parse(name: &str, body: &str) -> ir::Parsed {
+    let dir = std::env::temp_dir().join(format!("tune-flat-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{name}.c"));
+    std::fs::write(&file, body).unwrap();
+    let parsed = ir::load(file.to_str().unwrap(), &ir::FrontendOptions::default()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    parsed
+}
+
+/// The reasons of the glue statements of the program.
+fn glue(p: &ir::Parsed) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in &p.program.regions {
+        ir::program::walk_nodes(&r.body, &mut |n, _| {
+            if let ir::program::Node::Opaque(o) = n {
+                out.push(o.reason.clone());
+            }
+        });
+    }
+    out
+}
+
+fn dims(p: &ir::Parsed, name: &str) -> Vec<String> {
+    let a = p.program.array(name).unwrap_or_else(|| panic!("{name} is no array"));
+    assert!(a.flat);
+    a.dims.iter().map(ir::print::expr).collect()
+}
+
+#[test]
+fn triangular_and_offset_subscripts_give_the_extents_the_loops_reach() {
+    let p = parse(
+        "tri",
+        "void f(int n, int m, double *l, float x[])\n{\n  int i, j;\n\
+         \x20 for (i = 0; i < n; i++)\n    for (j = 0; j <= i; j++)\n      l[i * n + j] = 1.0;\n\
+         \x20 for (i = 2; i < m + 2; i++)\n    x[3 * i - 1] = 0.0f;\n}\n",
+    );
+    assert_eq!(dims(&p, "l"), ["n", "n"]);
+    // 3i - 1 for i up to m + 1: 3m + 2, plus one.
+    assert_eq!(dims(&p, "x"), ["3 * m + 3"]);
+    assert!(glue(&p).is_empty(), "{:?}", glue(&p));
+}
+
+#[test]
+fn pointers_that_cannot_be_read_as_arrays_stay_glue_and_say_why() {
+    let p = parse(
+        "refused",
+        "void f(int n, int m, int k, double *a, double *b, double *c, double *d)\n{\n  int i, j;\n\
+         \x20 for (i = 0; i < n; i++)\n    for (j = 0; j < m; j++)\n      a[i * n + j] = 0.0;\n\
+         \x20 for (i = 0; i < n; i++) {\n    b[k] = 1.0;\n    k = k + 1;\n  }\n\
+         \x20 c = d;\n  for (i = 0; i < n; i++)\n    c[i] = 2.0;\n\
+         \x20 for (i = 1; i < n; i++)\n    d[i - 2] = 3.0;\n}\n",
+    );
+    let reasons = glue(&p);
+    for want in [
+        // j < m does not keep j within the row of n.
+        "subscript of pointer 'a' (subscript 'j' is not provably within [0, n))",
+        "subscript of pointer 'b' (its subscript uses 'k', which the function writes)",
+        "subscript of pointer 'c' (the function assigns it or takes its address)",
+        "subscript of pointer 'd' (its first subscript 'i - 2' may be negative)",
+    ] {
+        assert!(reasons.iter().any(|r| r == want), "{want} not in {reasons:#?}");
+    }
+    assert!(p.program.arrays.iter().all(|a| !a.flat));
+}
