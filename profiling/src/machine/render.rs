@@ -87,7 +87,8 @@ pub fn render(m: &MachineInfo) -> String {
         let _ = writeln!(
             s,
             "cache levels: arrays of half the level's capacity per thread, kernels repeated \
-             over them in one parallel region (the roofs of `tune profile` and `tune apply`)"
+             over them in one parallel region, best of three rounds of repetitions (the \
+             roofs of `tune profile` and `tune apply`)"
         );
     }
     let _ = writeln!(s, "peak: 2 flops per FMA per lane, best of repetitions");
