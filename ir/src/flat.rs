@@ -91,6 +91,19 @@ impl Poly {
         })
     }
 
+    /// `self` with every variable that `defs` defines replaced by its definition.
+    fn substitute(&self, defs: &BTreeMap<String, Poly>) -> Poly {
+        let mut out = Poly::default();
+        for (m, c) in &self.0 {
+            let mut term = Poly::constant(*c);
+            for v in m {
+                term = term.times(&defs.get(v).cloned().unwrap_or_else(|| Poly::var(v)));
+            }
+            out = out.plus(&term, 1);
+        }
+        out
+    }
+
     fn is_affine(&self) -> bool {
         self.0.keys().all(|m| m.len() <= 1)
     }
@@ -195,6 +208,53 @@ fn extreme(p: &Poly, loops: &[&crate::program::Loop], upper: bool) -> Option<Pol
     (p.is_affine() && !loops.iter().any(|l| p.mentions(&l.var))).then_some(p)
 }
 
+/// Index temporaries (`int idx = i*n + j;` then `a[idx]`): scalars declared once in
+/// the region with a polynomial of loop variables and fixed sizes as their value and
+/// never assigned after, by their definitions (earlier ones substituted). C's scopes
+/// put every use after the declaration, inside the loops around it, so the loop
+/// variables in it are those of the use's iteration.
+fn index_defs(
+    body: &[Node],
+    loop_vars: &BTreeSet<String>,
+    invariant: &dyn Fn(&str) -> bool,
+) -> BTreeMap<String, Poly> {
+    let mut declared: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut assigned: BTreeSet<&str> = BTreeSet::new();
+    let mut inits: Vec<(&str, &Expr)> = Vec::new();
+    crate::program::walk_nodes(body, &mut |n, _| match n {
+        Node::Decl(d) => {
+            *declared.entry(&d.name).or_insert(0) += 1;
+            if let (true, Some(init)) = (d.dims.is_empty() && !d.dtype.is_float(), &d.init) {
+                inits.push((&d.name, init));
+            }
+        }
+        Node::Assign(a) => {
+            if let Expr::Var(v) = &a.target {
+                assigned.insert(v);
+            }
+        }
+        Node::Opaque(o) => assigned.extend(o.writes.iter().map(String::as_str)),
+        Node::Loop(_) | Node::If(_) | Node::Block(_) => {}
+    });
+    let mut defs: BTreeMap<String, Poly> = BTreeMap::new();
+    for (name, init) in inits {
+        if declared[name] != 1 || assigned.contains(name) {
+            continue;
+        }
+        let Some(p) = Poly::of(init).map(|p| p.substitute(&defs)) else {
+            continue;
+        };
+        let fixed =
+            p.0.keys()
+                .flatten()
+                .all(|v| loop_vars.contains(v) || invariant(v));
+        if fixed {
+            defs.insert(name.to_string(), p);
+        }
+    }
+    defs
+}
+
 /// A pointer's accesses (each one subscript, as polynomials) with the loops around them.
 struct Uses<'a> {
     accesses: Vec<(Poly, Vec<&'a crate::program::Loop>)>,
@@ -217,6 +277,7 @@ pub(crate) fn delinearize(
         .iter()
         .map(|l| l.var.clone())
         .collect();
+    let defs = index_defs(body, &loop_vars, invariant);
     crate::program::walk_nodes(body, &mut |n, stack| {
         let mut note = |e: &Expr| {
             e.walk(&mut |x| {
@@ -224,7 +285,7 @@ pub(crate) fn delinearize(
                     if !flat.contains(array) || indices.len() != 1 {
                         return;
                     }
-                    match Poly::of(&indices[0]) {
+                    match Poly::of(&indices[0]).map(|p| p.substitute(&defs)) {
                         Some(p) => uses
                             .entry(array.clone())
                             .or_insert(Uses {
@@ -303,7 +364,7 @@ pub(crate) fn delinearize(
             .collect();
         crate::transform::rewrite::rewrite_nodes(body, &mut |e| match e {
             Expr::Access { array, indices } if array == name && indices.len() == 1 => {
-                let p = Poly::of(&indices[0])?;
+                let p = Poly::of(&indices[0])?.substitute(&defs);
                 Some(Expr::Access {
                     array: array.clone(),
                     indices: split_all(&p, &strides).iter().map(Poly::expr).collect(),
@@ -346,7 +407,9 @@ fn shape(
     for (p, _) in &u.accesses {
         for m in p.0.keys() {
             if let Some(v) = m.iter().find(|v| !loop_vars.contains(*v) && !invariant(v)) {
-                return Err(format!("its subscript uses '{v}', which the function writes"));
+                return Err(format!(
+                    "its subscript uses '{v}', which the function writes"
+                ));
             }
         }
     }

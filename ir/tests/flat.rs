@@ -25,7 +25,10 @@ fn glue(p: &ir::Parsed) -> Vec<String> {
 }
 
 fn dims(p: &ir::Parsed, name: &str) -> Vec<String> {
-    let a = p.program.array(name).unwrap_or_else(|| panic!("{name} is no array"));
+    let a = p
+        .program
+        .array(name)
+        .unwrap_or_else(|| panic!("{name} is no array"));
     assert!(a.flat);
     a.dims.iter().map(ir::print::expr).collect()
 }
@@ -62,7 +65,29 @@ fn pointers_that_cannot_be_read_as_arrays_stay_glue_and_say_why() {
         "subscript of pointer 'c' (the function assigns it or takes its address)",
         "subscript of pointer 'd' (its first subscript 'i - 2' may be negative)",
     ] {
-        assert!(reasons.iter().any(|r| r == want), "{want} not in {reasons:#?}");
+        assert!(
+            reasons.iter().any(|r| r == want),
+            "{want} not in {reasons:#?}"
+        );
     }
     assert!(p.program.arrays.iter().all(|a| !a.flat));
+}
+
+#[test]
+fn index_temporaries_are_read_through_their_definitions() {
+    let p = parse(
+        "temps",
+        "void f(int n, double *a, const double *b)\n{\n  int i, j;\n\
+         \x20 for (i = 1; i < n - 1; i++) {\n    int row = i * n;\n\
+         \x20   for (j = 1; j < n - 1; j++) {\n      int c = row + j;\n\
+         \x20     a[c] = b[c - n] + b[c + n] + b[c - 1] + b[c + 1];\n    }\n  }\n}\n",
+    );
+    assert!(glue(&p).is_empty(), "{:?}", glue(&p));
+    assert_eq!(dims(&p, "a"), ["n - 1", "n"]);
+    assert_eq!(dims(&p, "b"), ["n", "n"]);
+    // Rows are independent: both loops are parallel.
+    let nests = ir::codegen::nests(&p.program);
+    assert_eq!(nests.len(), 1);
+    let root = p.program.find_loop(nests[0].region, nests[0].root).unwrap();
+    assert_eq!(root.kind, ir::program::LoopKind::Map);
 }

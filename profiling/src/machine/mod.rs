@@ -305,7 +305,10 @@ fn machine_with(
     let mut cache_bandwidth_1 = cache_bandwidths(&exe, &st.caches, 1)?;
     let mut cache_bandwidth_all = cache_bandwidths(&exe, &st.caches, st.usable_threads)?;
     for _ in 1..CACHE_ROUNDS {
-        best_of(&mut cache_bandwidth_1, cache_bandwidths(&exe, &st.caches, 1)?);
+        best_of(
+            &mut cache_bandwidth_1,
+            cache_bandwidths(&exe, &st.caches, 1)?,
+        );
         let all = cache_bandwidths(&exe, &st.caches, st.usable_threads)?;
         best_of(&mut cache_bandwidth_all, all);
     }
