@@ -432,3 +432,13 @@ fn a_main_over_malloced_pointers_has_its_loop_nests_tuned() {
     }
     assert!(!tuned.contains("]["), "{tuned}");
 }
+
+#[test]
+fn buffers_swapped_between_time_steps_are_read_as_they_stand_at_each_sweep() {
+    // in/out are parameters swapped in the time loop: the sweep is a nest over both,
+    // saved and measured on the buffers it has at that step.
+    let (_, tuned, r) = tune_and_check("swap_buffers.c", &["-DNX=200", "-DSTEPS=6"]);
+    let lines = nest_lines(&r);
+    assert!(lines.contains(&18), "{lines:?}");
+    assert!(!tuned.contains("]["), "{tuned}");
+}

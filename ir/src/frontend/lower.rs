@@ -20,8 +20,6 @@ pub(super) struct Lowerer<'a> {
     /// Pointers that cannot be read as arrays in this region, with why: their
     /// accesses are glue.
     pub(super) flat_refused: BTreeMap<String, String>,
-    /// Pointers the region assigns or takes the address of.
-    pub(super) flat_rebound: std::collections::BTreeSet<String>,
 }
 
 pub(super) enum Resolved {

@@ -180,18 +180,7 @@ impl Lowerer<'_> {
             self.used_pragmas.insert(o);
         }
         let body = text[range].to_string();
-        let (names, written, rebinds) = self.names_in(&body);
-        // A pointer read as an array must point to the same memory all through.
-        for r in rebinds {
-            if !declares.contains(&r)
-                && matches!(
-                    self.resolve(&r),
-                    Some(Resolved::External(Sym::Flat(_)) | Resolved::Local(Sym::Flat(_)))
-                )
-            {
-                self.flat_rebound.insert(r);
-            }
-        }
+        let (names, written) = self.names_in(&body);
         let mut writes = written;
         for d in &declares {
             if !writes.contains(d) {
@@ -209,11 +198,9 @@ impl Lowerer<'_> {
     }
 
     /// Variables in scope that a statement's text names, and those it may write.
-    /// Also those it assigns or takes the address of (not only writes through).
-    fn names_in(&self, text: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
+    fn names_in(&self, text: &str) -> (Vec<String>, Vec<String>) {
         let b = text.as_bytes();
         let (mut names, mut writes): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
-        let mut rebinds: Vec<String> = Vec::new();
         let mut i = 0;
         while i < b.len() {
             let c = b[i];
@@ -263,12 +250,8 @@ impl Lowerer<'_> {
             if (address || assigned || through) && !writes.iter().any(|n| n == name) {
                 writes.push(name.to_string());
             }
-            // The address of an element (`&a[i]`) leaves `a` as it is.
-            if (address && !after.starts_with('[')) || assigned {
-                rebinds.push(name.to_string());
-            }
         }
-        (names, writes, rebinds)
+        (names, writes)
     }
 
     /// The variables a declaration declares, put in scope as their types say.
