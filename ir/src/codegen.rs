@@ -663,67 +663,97 @@ fn region_glue(
         save_block(out, 1, slot, program, &inputs, &tag, "tune_rv", false);
         let _ = writeln!(out, "  tune_rt_start({slot});");
     }
+    // The region ends where the program leaves it: after its last statement and at
+    // every `return` in it.
+    let mut exit = String::new();
+    if opts.instrument {
+        let _ = writeln!(exit, "  tune_rt_stop({slot}, tune_rv);");
+        save_block(&mut exit, 1, slot, program, &outputs, &tag, "tune_rv", true);
+    }
     // The glue stands in the user's function: pointers read as arrays are indexed
     // there as the user wrote them, with one subscript.
     let mut body = region.body.clone();
     crate::flat::linearize(program, &mut body);
-    glue_body(program, region, &body, nests, opts, 1, out);
-    if opts.instrument {
-        let _ = writeln!(out, "  tune_rt_stop({slot}, tune_rv);");
-        save_block(out, 1, slot, program, &outputs, &tag, "tune_rv", true);
-    }
+    let g = Glue {
+        program,
+        region,
+        nests,
+        opts,
+        exit: &exit,
+    };
+    g.body(&body, 1, out);
+    out.push_str(&exit);
     out.push_str("}\n");
 }
 
-fn glue_body(
-    program: &Program,
-    region: &Region,
-    body: &[Node],
-    nests: &[Nest],
+/// What the glue of one region is printed with.
+struct Glue<'a> {
+    program: &'a Program,
+    region: &'a Region,
+    nests: &'a [Nest],
     opts: CodegenOptions,
-    depth: usize,
-    out: &mut String,
-) {
-    for n in body {
-        match n {
-            Node::Loop(l) => {
-                if let Some(nest) = nests
-                    .iter()
-                    .find(|x| x.region == region.index && x.root == l.id)
-                {
-                    nest_call(program, nest, opts, depth, out);
-                } else {
+    /// Code that ends the region (its timer, the Save of its outputs), at depth 1.
+    exit: &'a str,
+}
+
+impl Glue<'_> {
+    fn body(&self, body: &[Node], depth: usize, out: &mut String) {
+        for n in body {
+            match n {
+                Node::Loop(l) => {
+                    if let Some(nest) = self
+                        .nests
+                        .iter()
+                        .find(|x| x.region == self.region.index && x.root == l.id)
+                    {
+                        nest_call(self.program, nest, self.opts, depth, out);
+                    } else {
+                        pad(out, depth);
+                        out.push_str(&print::loop_header(l, l.declares_var));
+                        out.push_str(" {\n");
+                        self.body(&l.body, depth + 1, out);
+                        pad(out, depth);
+                        out.push_str("}\n");
+                    }
+                }
+                Node::If(i) => {
                     pad(out, depth);
-                    out.push_str(&print::loop_header(l, l.declares_var));
-                    out.push_str(" {\n");
-                    glue_body(program, region, &l.body, nests, opts, depth + 1, out);
+                    let _ = writeln!(out, "if ({}) {{", print::expr(&i.cond));
+                    self.body(&i.then_body, depth + 1, out);
+                    pad(out, depth);
+                    if i.else_body.is_empty() {
+                        out.push_str("}\n");
+                    } else {
+                        out.push_str("} else {\n");
+                        self.body(&i.else_body, depth + 1, out);
+                        pad(out, depth);
+                        out.push_str("}\n");
+                    }
+                }
+                Node::Block(b) => {
+                    pad(out, depth);
+                    out.push_str("{\n");
+                    self.body(b, depth + 1, out);
                     pad(out, depth);
                     out.push_str("}\n");
                 }
-            }
-            Node::If(i) => {
-                pad(out, depth);
-                let _ = writeln!(out, "if ({}) {{", print::expr(&i.cond));
-                glue_body(program, region, &i.then_body, nests, opts, depth + 1, out);
-                pad(out, depth);
-                if i.else_body.is_empty() {
-                    out.push_str("}\n");
-                } else {
-                    out.push_str("} else {\n");
-                    glue_body(program, region, &i.else_body, nests, opts, depth + 1, out);
+                Node::Opaque(o) if o.returns && !self.exit.is_empty() => {
+                    // The region's end first, then the user's return, in a block of
+                    // their own (the return may be an if's whole body).
+                    pad(out, depth);
+                    out.push_str("{\n");
+                    for line in self.exit.lines() {
+                        pad(out, depth);
+                        out.push_str(line);
+                        out.push('\n');
+                    }
+                    print::node(n, &PrintOptions::default(), depth + 1, out);
                     pad(out, depth);
                     out.push_str("}\n");
                 }
-            }
-            Node::Block(b) => {
-                pad(out, depth);
-                out.push_str("{\n");
-                glue_body(program, region, b, nests, opts, depth + 1, out);
-                pad(out, depth);
-                out.push_str("}\n");
-            }
-            Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => {
-                print::node(n, &PrintOptions::default(), depth, out)
+                Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => {
+                    print::node(n, &PrintOptions::default(), depth, out)
+                }
             }
         }
     }

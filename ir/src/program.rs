@@ -489,6 +489,9 @@ pub struct Opaque {
     /// Variables it declares (a declaration whose initializer is a call), in scope
     /// for the statements after it.
     pub declares: Vec<String>,
+    /// It is a `return`: the region ends there too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub returns: bool,
     pub pos: Pos,
 }
 

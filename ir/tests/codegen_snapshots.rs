@@ -72,3 +72,33 @@ fn durbin_glue_statements_between_nests() {
         }
     ));
 }
+
+#[test]
+fn pointers_read_as_arrays_and_a_return_that_ends_the_region() {
+    // swap_buffers.c: double pointers indexed in[y*nx + x], swapped between sweeps, and
+    // a function that returns from its region.
+    let path = format!(
+        "{}/../tests/fixtures/user-style/swap_buffers.c",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let parsed = ir::load(&path, &ir::FrontendOptions::default()).unwrap();
+    let n = nests(&parsed.program);
+    let (functions, glue) = region_code(
+        &parsed.program,
+        &n,
+        0,
+        CodegenOptions {
+            openmp: false,
+            instrument: true,
+        },
+    );
+    // The glue indexes the pointers with one subscript and ends the region before the
+    // return; the nest functions take them as arrays.
+    assert!(
+        glue.contains("tune_nest0(ny, nx, (void *)out, (void *)in);"),
+        "{glue}"
+    );
+    let stop = glue.find("tune_rt_stop(2, tune_rv);").unwrap();
+    assert!(stop < glue.find("return total;").unwrap(), "{glue}");
+    insta::assert_snapshot!(format!("{functions}/* ---- glue ---- */\n{glue}"));
+}

@@ -22,6 +22,9 @@ pub(super) struct Lowerer<'a> {
     pub(super) flat_refused: BTreeMap<String, String>,
 }
 
+/// Why a `return` is glue (and how the glue knows it: `Opaque::returns`).
+pub(super) const RETURN: &str = "return";
+
 pub(super) enum Resolved {
     LoopVar,
     Local(Sym),
@@ -300,7 +303,7 @@ impl<'a> Lowerer<'a> {
             Statement::Labeled(_) => self.unsupported(s.span, "labeled statement"),
             Statement::Continue => self.unsupported(s.span, "continue"),
             Statement::Break => self.unsupported(s.span, "break"),
-            Statement::Return(_) => self.unsupported(s.span, "return"),
+            Statement::Return(_) => self.unsupported(s.span, RETURN),
             Statement::Asm(_) => self.unsupported(s.span, "inline assembly"),
         }
     }

@@ -188,6 +188,7 @@ impl Lowerer<'_> {
             }
         }
         Opaque {
+            returns: reason == RETURN,
             text: body,
             reason,
             names,
