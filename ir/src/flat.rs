@@ -177,9 +177,6 @@ fn bin(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
 /// The range of one loop's variable: (lowest, highest) value, inclusive.
 fn range(l: &crate::program::Loop) -> Option<(Poly, Poly)> {
     let (init, bound) = (Poly::of(&l.init)?, Poly::of(&l.bound)?);
-    if !init.is_affine() || !bound.is_affine() {
-        return None;
-    }
     let one = Poly::constant(1);
     Some(match (l.step > 0, l.cmp) {
         (true, LoopCmp::Lt) => (init, bound.plus(&one, -1)),
@@ -191,7 +188,9 @@ fn range(l: &crate::program::Loop) -> Option<(Poly, Poly)> {
 }
 
 /// The largest (`upper`) or smallest value of affine `p` over the loops around it
-/// (outermost first), as an affine form of the variables that are not loop variables.
+/// (outermost first), as a polynomial of the variables that are not loop variables
+/// (a bound may be one: `i < n*n`). A loop variable in a product with another
+/// variable, left after the substitutions, gives None.
 fn extreme(p: &Poly, loops: &[&crate::program::Loop], upper: bool) -> Option<Poly> {
     let mut p = p.clone();
     for l in loops.iter().rev() {
@@ -205,7 +204,7 @@ fn extreme(p: &Poly, loops: &[&crate::program::Loop], upper: bool) -> Option<Pol
             1,
         );
     }
-    (p.is_affine() && !loops.iter().any(|l| p.mentions(&l.var))).then_some(p)
+    (!loops.iter().any(|l| p.mentions(&l.var))).then_some(p)
 }
 
 /// Index temporaries (`int idx = i*n + j;` then `a[idx]`): scalars declared once in
