@@ -208,8 +208,9 @@ fn extreme(p: &Poly, loops: &[&crate::program::Loop], upper: bool) -> Option<Pol
 }
 
 /// Index temporaries (`int idx = i*n + j;` then `a[idx]`): scalars declared once in
-/// the region with a polynomial of loop variables and fixed sizes as their value and
-/// never assigned after, by their definitions (earlier ones substituted). C's scopes
+/// the region with a polynomial of loop variables (at least one) and fixed sizes as
+/// their value and never assigned after, by their definitions (earlier ones
+/// substituted). C's scopes
 /// put every use after the declaration, inside the loops around it, so the loop
 /// variables in it are those of the use's iteration.
 fn index_defs(
@@ -243,11 +244,10 @@ fn index_defs(
         let Some(p) = Poly::of(init).map(|p| p.substitute(&defs)) else {
             continue;
         };
-        let fixed =
-            p.0.keys()
-                .flatten()
-                .all(|v| loop_vars.contains(v) || invariant(v));
-        if fixed {
+        let vars = || p.0.keys().flatten();
+        let fixed = vars().all(|v| loop_vars.contains(v) || invariant(v));
+        // A size (`int n = N;`) stays a name: it may be a stride.
+        if fixed && vars().any(|v| loop_vars.contains(v)) {
             defs.insert(name.to_string(), p);
         }
     }
