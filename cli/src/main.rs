@@ -318,6 +318,7 @@ struct RunArgs {
 fn main() -> ExitCode {
     let (argv, program_args) = argv::split_argv(&Cli::command(), std::env::args().collect());
     let cli = Cli::parse_from(argv);
+    profiling::exclusive::on_warning(|message| eprintln!("tune: warning: {message}"));
     let result = match cli.command {
         Command::Run(a) => cmd_run(a, program_args),
         Command::Profile(a) => cmd_profile(a, program_args),
