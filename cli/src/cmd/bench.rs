@@ -24,10 +24,10 @@ pub struct BenchArgs {
     #[arg(long = "cc-flag", value_name = "FLAG", allow_hyphen_values = true)]
     cc_flags: Vec<String>,
     /// A `tune batch` folder: its tuned programs are benchmarks too (`name:tuned`).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = crate::cmd::existing_dir)]
     tuned: Option<PathBuf>,
     /// Recorded rounds: samples per benchmark.
-    #[arg(long, default_value_t = 15)]
+    #[arg(long, value_name = "N", default_value_t = 15, value_parser = crate::cmd::positive_count)]
     runs: usize,
     /// Rounds run first and not recorded.
     #[arg(long, default_value_t = 1)]
@@ -59,7 +59,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "DIR", default_value = ".tunebench")]
     store: PathBuf,
     /// Seconds before a run is killed.
-    #[arg(long, default_value_t = 600.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 600.0, value_parser = crate::cmd::seconds)]
     timeout: f64,
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
