@@ -306,6 +306,12 @@ fn the_database_is_db_on_every_command() {
         out.stdout
     };
     let by_flag = list(&["db", "list", "--db", shipped, "--json"]);
+    for c in [&["batch"][..], &["bench"], &["db", "build"], &["apply"]] {
+        let mut args = c.to_vec();
+        args.push("--help");
+        let help = String::from_utf8(tune(&strings(&args), here).stdout).unwrap();
+        assert!(help.contains("-o, --output <"), "{c:?}: {help}");
+    }
     assert_eq!(list(&["db", "list", shipped, "--json"]), by_flag);
     assert_eq!(
         list(&["db", "list", "--db", shipped, "--format", "json"]),

@@ -25,16 +25,23 @@ pub struct BatchArgs {
     /// Programs tuned at once (their compilations overlap; runs never do).
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = crate::cmd::positive_count)]
     jobs: usize,
-    /// Finish the batch whose journal is in --out (programs it lists are not redone).
+    /// Finish the batch whose journal is in --output (programs it lists are not redone).
     #[arg(long)]
     resume: bool,
     /// Folder of the results: journal.jsonl, summary.json, programs/<name>/.
-    #[arg(long, default_value = "tune-batch")]
+    /// (`--out DIR` is the same option.)
+    #[arg(
+        short = 'o',
+        long = "output",
+        alias = "out",
+        value_name = "DIR",
+        default_value = "tune-batch"
+    )]
     out: PathBuf,
     /// Tune only shard I of N (0-based), e.g. --shard $SLURM_ARRAY_TASK_ID/4.
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
-    /// Join the folders of shards (the inputs) into --out.
+    /// Join the folders of shards (the inputs) into --output.
     #[arg(long)]
     merge: bool,
     #[arg(long, value_name = "K", default_value_t = 3, value_parser = crate::cmd::positive_count)]

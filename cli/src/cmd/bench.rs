@@ -49,6 +49,9 @@ pub struct BenchArgs {
     /// Report format on stdout (and in --output).
     #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
     format: ReportFormat,
+    /// The same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
     /// Write the report here instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
@@ -76,7 +79,10 @@ pub enum ReportFormat {
     Json,
 }
 
-pub fn cmd_bench(a: BenchArgs) -> Result<i32, Error> {
+pub fn cmd_bench(mut a: BenchArgs) -> Result<i32, Error> {
+    if a.json {
+        a.format = ReportFormat::Json;
+    }
     if !(0.0..1.0).contains(&a.alpha) || !(0.0..1.0).contains(&a.noise_threshold) {
         return Err(Error::Usage(
             "--alpha and --noise-threshold must lie in [0, 1)".into(),
