@@ -4,7 +4,7 @@ mod argv;
 mod cmd;
 mod render;
 
-use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand};
 use profiling::build::Toolchain;
 use profiling::cc::CcArgs;
 use profiling::machine::{machine, MachineOptions};
@@ -92,10 +92,10 @@ struct ProfileArgs {
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
     /// Add runs until the 95% interval of the median is within ±X of it (e.g. 0.02).
-    #[arg(long, value_name = "X")]
+    #[arg(long, value_name = "X", value_parser = crate::cmd::fraction)]
     adaptive: Option<f64>,
     /// Upper bound on runs with --adaptive.
-    #[arg(long, value_name = "N", default_value_t = 100)]
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     max_repetitions: u32,
     /// Evict the caches before every run.
     #[arg(long)]
@@ -109,11 +109,12 @@ struct ProfileArgs {
         long,
         value_name = "N",
         default_value_t = 64,
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = versions_count
     )]
     versions: i64,
     /// Seconds before a cutout run is killed.
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = crate::cmd::seconds)]
     timeout: f64,
     /// Skip the machine benchmark and the roofline.
     #[arg(long)]
@@ -125,7 +126,7 @@ struct SearchArgs {
     #[command(flatten)]
     program: ProgramArgs,
     /// Candidate measurements per nest (over all runs of the search on this program).
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = crate::cmd::positive_count)]
     budget: usize,
     /// Which strategy proposes recipes: random, evolutionary or grid.
     #[arg(long, value_name = "S", value_parser = cmd::parse_strategy, default_value = "random")]
@@ -140,14 +141,14 @@ struct SearchArgs {
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
     /// Candidates compiled in parallel.
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = crate::cmd::positive_count)]
     jobs: usize,
     /// Seconds before a candidate run is killed.
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = crate::cmd::seconds)]
     timeout: f64,
     /// Wall-time limit per nest for this run, in seconds (the search of a nest ends at
     /// whichever of --budget and this comes first).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = crate::cmd::budget_seconds)]
     time_limit: Option<f64>,
     /// Write the program with every nest's best recipe applied (build it with
     /// -fopenmp when the recipes parallelize).
@@ -166,10 +167,10 @@ struct ApplyArgs {
     #[arg(long = "top-k", value_name = "K", default_value_t = 3, value_parser = crate::cmd::positive_count)]
     top_k: usize,
     /// Tuning database (default: models/default/tune.db, or $TUNE_MODELS/tune.db).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "DB", value_parser = crate::cmd::existing_file)]
     db: Option<PathBuf>,
     /// Model checkpoint folder (default: models/default/model).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "DIR", value_parser = crate::cmd::existing_dir)]
     model: Option<PathBuf>,
     /// Runs before timing, per variant.
     #[arg(long, value_name = "N", default_value_t = 2)]
@@ -188,7 +189,7 @@ struct ApplyArgs {
     #[arg(long)]
     static_only: bool,
     /// Seconds before a variant's run (warmup and all repetitions) is killed.
-    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 600.0, value_parser = crate::cmd::seconds)]
     timeout: f64,
     /// Timed runs of the whole program, original and tuned in rotation, in the final
     /// check (a tuned program not faster beyond the noise is given up); 0 skips it.
@@ -197,15 +198,15 @@ struct ApplyArgs {
     /// Tuning time for the program (seconds): each nest gets the time left divided by
     /// the nests left; candidates and nests beyond it are cut and listed (--explain).
     /// The whole-program check always runs.
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = crate::cmd::budget_seconds)]
     budget_s: Option<f64>,
 }
 
 #[derive(clap::Args)]
 struct ReportArgs {
-    /// Print the tree as JSON.
-    #[arg(long)]
-    json: bool,
+    // The tree as JSON: --json or --format json.
+    #[command(flatten)]
+    output: crate::cmd::Output,
     /// Show the newest report of this program instead of a file.
     #[arg(long, value_name = "NAME")]
     program: Option<String>,
@@ -219,9 +220,9 @@ struct ReportArgs {
 
 #[derive(clap::Args)]
 struct MachineArgs {
-    /// Print as JSON.
-    #[arg(long)]
-    json: bool,
+    // As JSON: --json or --format json.
+    #[command(flatten)]
+    output: crate::cmd::Output,
     /// Measure again even if this host has a cached result.
     #[arg(long)]
     refresh: bool,
@@ -236,12 +237,8 @@ struct ProgramArgs {
     /// Tune the whole body of this function instead of the #pragma scop regions.
     #[arg(long, value_name = "F")]
     function: Option<String>,
-    /// Machine-readable output: JSON (`run`: on stderr, since stdout is the program's).
-    #[arg(long)]
-    json: bool,
-    /// Output format.
-    #[arg(long, value_name = "FMT", value_enum)]
-    format: Option<Format>,
+    #[command(flatten)]
+    output: crate::cmd::Output,
     /// Cache folder (default: $TUNE_CACHE or ./.tunecache).
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
@@ -256,18 +253,9 @@ struct ProgramArgs {
     cc: Vec<String>,
 }
 
-/// How a command prints its result.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    /// Tables for people.
-    Text,
-    /// JSON for programs.
-    Json,
-}
-
 impl ProgramArgs {
     fn json(&self) -> bool {
-        self.json || self.format == Some(Format::Json)
+        self.output.json()
     }
 
     /// The dry run of the program as the tuning commands make it (outputs captured,
@@ -311,13 +299,23 @@ struct RunArgs {
     #[arg(long)]
     representative: bool,
     /// Kill the program after this many seconds.
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = crate::cmd::seconds)]
     timeout: Option<f64>,
+}
+
+/// `--versions N`: -1 (all) or at least 1.
+fn versions_count(s: &str) -> Result<i64, String> {
+    match s.parse::<i64>() {
+        Ok(n) if n == -1 || n >= 1 => Ok(n),
+        Ok(_) => Err("must be -1 (all) or at least 1".to_string()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 fn main() -> ExitCode {
     let (argv, program_args) = argv::split_argv(&Cli::command(), std::env::args().collect());
     let cli = Cli::parse_from(argv);
+    profiling::exclusive::on_warning(|message| eprintln!("tune: warning: {message}"));
     let result = match cli.command {
         Command::Run(a) => cmd_run(a, program_args),
         Command::Profile(a) => cmd_profile(a, program_args),
@@ -555,7 +553,7 @@ fn cmd_report(a: ReportArgs) -> Result<i32, Error> {
     }
     let report = TraceReport::load(&path)?;
     let tree = report.tree();
-    if a.json {
+    if a.output.json() {
         let rows: Vec<serde_json::Value> = tree
             .iter()
             .map(|r| {
@@ -586,7 +584,7 @@ fn cmd_machine(a: MachineArgs) -> Result<i32, Error> {
         ..MachineOptions::default()
     };
     let m = machine(&root, &Toolchain::default(), &opts)?;
-    render::print(a.json, &m, profiling::machine::render);
+    render::print(a.output.json(), &m, profiling::machine::render);
     Ok(0)
 }
 

@@ -129,18 +129,200 @@ fn a_call_in_a_loop_makes_it_glue_and_unknown_arguments_are_refused() {
     );
 }
 
+/// Runs `tune ARGS` in an empty folder holding only `db.db` (an empty file) and `model/`
+/// (an empty folder), and asserts that it is refused with exit code 2 and an error line
+/// naming `flag` and `value`, before any work: nothing else appears in the folder.
+fn refused_before_work(args: &[&str], flag: &str, value: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("db.db"), "").unwrap();
+    std::fs::create_dir(dir.path().join("model")).unwrap();
+    let out = tune(&strings(args), dir.path());
+    let err = out.stderr_text();
+    assert_eq!(out.code, 2, "{args:?}: {err}");
+    let first = err.lines().next().unwrap_or_default();
+    assert!(
+        first.contains(&format!("'{value}'")) && first.contains(flag),
+        "{args:?}: {err}"
+    );
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["db.db", "model"], "{args:?}");
+}
+
 #[test]
 fn counts_of_zero_are_refused_before_any_work() {
-    let dir = tempfile::tempdir().unwrap();
     // No program file at all: the options are refused before it is even looked for.
     for (flag, value) in [("--top-k", "0"), ("--repetitions", "0")] {
-        let out = tune(&strings(&["apply", "absent.c", flag, value]), dir.path());
-        assert_eq!(out.code, 2, "{flag}");
-        let err = out.stderr_text();
-        assert!(
-            err.contains(&format!("invalid value '0' for '{flag}")),
-            "{flag}: {err}"
-        );
-        assert!(!dir.path().join(".tunecache").exists());
+        refused_before_work(&["apply", "absent.c", flag, value], flag, value);
     }
+    // Every count, number of seconds and rate of every command, alike.
+    let cases: &[(&[&str], &str, &str)] = &[
+        (&["apply", "absent.c"], "--timeout", "0"),
+        (&["apply", "absent.c"], "--budget-s", "-1"),
+        (&["run", "absent.c"], "--timeout", "0"),
+        (&["profile", "absent.c"], "--repetitions", "0"),
+        (&["profile", "absent.c"], "--max-repetitions", "0"),
+        (&["profile", "absent.c"], "--versions", "0"),
+        (&["profile", "absent.c"], "--adaptive", "0"),
+        (&["search", "absent.c"], "--budget", "0"),
+        (&["search", "absent.c"], "--jobs", "0"),
+        (&["search", "absent.c"], "--time-limit", "-1"),
+        (&["batch", "absent.c"], "--jobs", "0"),
+        (&["batch", "absent.c"], "--top-k", "0"),
+        (&["batch", "absent.c"], "--repetitions", "0"),
+        (&["bench", "absent.c"], "--runs", "0"),
+        (&["bench", "absent.c"], "--timeout", "0"),
+        (&["db", "build", "-o", "new.db"], "--budget", "0"),
+        (&["db", "build", "-o", "new.db"], "--jobs", "0"),
+        (&["db", "synth", "-o", "synth"], "--count", "0"),
+        (&["db", "eval", "--db", "db.db"], "--top-k", "0"),
+        (&["db", "eval", "--db", "db.db"], "--epochs", "0"),
+        (
+            &["db", "eval", "--db", "db.db"],
+            "--contrastive-weight",
+            "-1",
+        ),
+        (&["db", "transfer", "--db", "db.db"], "--repetitions", "0"),
+        (
+            &["model", "train", "--db", "db.db", "-o", "m"],
+            "--epochs",
+            "0",
+        ),
+        (&["model", "train", "--db", "db.db", "-o", "m"], "--lr", "0"),
+    ];
+    for (args, flag, value) in cases {
+        let mut all = args.to_vec();
+        all.extend([*flag, *value]);
+        refused_before_work(&all, flag, value);
+    }
+}
+
+#[test]
+fn missing_files_are_refused_before_any_work() {
+    let cases: &[(&[&str], &str, &str)] = &[
+        (&["apply", "absent.c", "--db", "no.db"], "--db", "no.db"),
+        (
+            &["apply", "absent.c", "--model", "no-model"],
+            "--model",
+            "no-model",
+        ),
+        (&["batch", "absent.c", "--db", "no.db"], "--db", "no.db"),
+        (
+            &["batch", "absent.c", "--model", "no-model"],
+            "--model",
+            "no-model",
+        ),
+        (
+            &["bench", "absent.c", "--tuned", "no-batch"],
+            "--tuned",
+            "no-batch",
+        ),
+        (&["db", "list", "--db", "no.db"], "--db", "no.db"),
+        (&["db", "list", "no.db"], "DB", "no.db"),
+        (
+            &["db", "embed", "--db", "no.db", "--model", "model"],
+            "--db",
+            "no.db",
+        ),
+        (
+            &["db", "embed", "--db", "db.db", "--model", "no-model"],
+            "--model",
+            "no-model",
+        ),
+        (&["db", "eval", "--db", "no.db"], "--db", "no.db"),
+        (&["db", "transfer", "--db", "no.db"], "--db", "no.db"),
+        (
+            &["db", "build", "--suite", "no.json", "-o", "new.db"],
+            "--suite",
+            "no.json",
+        ),
+        (
+            &["model", "eval", "--db", "no.db", "--model", "model"],
+            "--db",
+            "no.db",
+        ),
+        (
+            &["model", "train", "--db", "no.db", "-o", "m"],
+            "--db",
+            "no.db",
+        ),
+    ];
+    for (args, flag, value) in cases {
+        refused_before_work(args, flag, value);
+    }
+    // `db merge` creates the database merged into, but the ones merged must exist.
+    let dir = tempfile::tempdir().unwrap();
+    let out = tune(
+        &strings(&["db", "merge", "--db", "new.db", "no.db"]),
+        dir.path(),
+    );
+    assert_eq!(out.code, 2);
+    assert_one_line(&out.stderr_text(), "tune: no.db: no such file");
+    assert!(!dir.path().join("new.db").exists());
+}
+
+/// `--db DB` names the database on every command that reads one; `db list` and `db
+/// merge` still take it as their first argument, with the same result.
+#[test]
+fn the_database_is_db_on_every_command() {
+    let commands: &[&[&str]] = &[
+        &["apply"],
+        &["batch"],
+        &["db", "list"],
+        &["db", "embed"],
+        &["db", "eval"],
+        &["db", "transfer"],
+        &["db", "merge"],
+        &["model", "train"],
+        &["model", "eval"],
+    ];
+    let here = std::path::Path::new(".");
+    for c in commands {
+        let mut args = c.to_vec();
+        args.push("--help");
+        let help = String::from_utf8(tune(&strings(&args), here).stdout).unwrap();
+        assert!(help.contains("--db <DB>"), "{c:?}: {help}");
+    }
+    for c in [
+        &["apply"][..],
+        &["batch"],
+        &["db", "embed"],
+        &["model", "eval"],
+    ] {
+        let mut args = c.to_vec();
+        args.push("--help");
+        let help = String::from_utf8(tune(&strings(&args), here).stdout).unwrap();
+        assert!(help.contains("--model <DIR>"), "{c:?}: {help}");
+    }
+
+    let shipped = tune_e2e::workspace().join("models/default/tune.db");
+    let shipped = shipped.to_str().unwrap();
+    let list = |args: &[&str]| {
+        let out = tune(&strings(args), here);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr_text());
+        out.stdout
+    };
+    let by_flag = list(&["db", "list", "--db", shipped, "--json"]);
+    for c in [&["batch"][..], &["bench"], &["db", "build"], &["apply"]] {
+        let mut args = c.to_vec();
+        args.push("--help");
+        let help = String::from_utf8(tune(&strings(&args), here).stdout).unwrap();
+        assert!(help.contains("-o, --output <"), "{c:?}: {help}");
+    }
+    assert_eq!(list(&["db", "list", shipped, "--json"]), by_flag);
+    assert_eq!(
+        list(&["db", "list", "--db", shipped, "--format", "json"]),
+        by_flag
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.db"), dir.path().join("b.db"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    list(&["db", "merge", "--db", a, shipped]);
+    list(&["db", "merge", b, shipped]);
+    assert_eq!(list(&["db", "list", "--db", a, "--json"]), by_flag);
+    assert_eq!(list(&["db", "list", "--db", b, "--json"]), by_flag);
 }

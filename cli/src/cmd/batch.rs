@@ -23,32 +23,41 @@ pub struct BatchArgs {
     #[arg(long = "cc-flag", value_name = "FLAG", allow_hyphen_values = true)]
     cc_flags: Vec<String>,
     /// Programs tuned at once (their compilations overlap; runs never do).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = crate::cmd::positive_count)]
     jobs: usize,
-    /// Finish the batch whose journal is in --out (programs it lists are not redone).
+    /// Finish the batch whose journal is in --output (programs it lists are not redone).
     #[arg(long)]
     resume: bool,
     /// Folder of the results: journal.jsonl, summary.json, programs/<name>/.
-    #[arg(long, default_value = "tune-batch")]
+    /// (`--out DIR` is the same option.)
+    #[arg(
+        short = 'o',
+        long = "output",
+        alias = "out",
+        value_name = "DIR",
+        default_value = "tune-batch"
+    )]
     out: PathBuf,
     /// Tune only shard I of N (0-based), e.g. --shard $SLURM_ARRAY_TASK_ID/4.
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
-    /// Join the folders of shards (the inputs) into --out.
+    /// Join the folders of shards (the inputs) into --output.
     #[arg(long)]
     merge: bool,
-    #[arg(long, default_value_t = 3, value_parser = crate::cmd::positive_count)]
+    #[arg(long, value_name = "K", default_value_t = 3, value_parser = crate::cmd::positive_count)]
     top_k: usize,
-    #[arg(long, value_name = "PATH")]
+    /// Tuning database (default: the shipped one, or $TUNE_MODELS/tune.db).
+    #[arg(long, value_name = "DB", value_parser = crate::cmd::existing_file)]
     db: Option<PathBuf>,
-    #[arg(long, value_name = "DIR")]
+    /// Model checkpoint folder (default: the shipped one).
+    #[arg(long, value_name = "DIR", value_parser = crate::cmd::existing_dir)]
     model: Option<PathBuf>,
     #[arg(long, default_value_t = 2)]
     warmup: u32,
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
     /// Seconds before a run is killed.
-    #[arg(long, default_value_t = 600.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 600.0, value_parser = crate::cmd::seconds)]
     timeout: f64,
     /// Timed runs of each whole program, original and tuned, in the final check of
     /// `tune apply` (0 skips it).
@@ -56,9 +65,9 @@ pub struct BatchArgs {
     check_runs: usize,
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    json: bool,
+    // The summary as JSON: --json or --format json.
+    #[command(flatten)]
+    output: crate::cmd::Output,
 }
 
 pub fn cmd_batch(a: BatchArgs) -> Result<i32, Error> {
@@ -96,7 +105,7 @@ pub fn cmd_batch(a: BatchArgs) -> Result<i32, Error> {
         let events: Events = std::sync::Arc::new(move |e| progress.event(e));
         batch::run(&cfg, &jobs, &events)?
     };
-    if a.json {
+    if a.output.json() {
         println!(
             "{}",
             serde_json::to_string_pretty(&summary).expect("summary serializes")

@@ -24,10 +24,10 @@ pub struct BenchArgs {
     #[arg(long = "cc-flag", value_name = "FLAG", allow_hyphen_values = true)]
     cc_flags: Vec<String>,
     /// A `tune batch` folder: its tuned programs are benchmarks too (`name:tuned`).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = crate::cmd::existing_dir)]
     tuned: Option<PathBuf>,
     /// Recorded rounds: samples per benchmark.
-    #[arg(long, default_value_t = 15)]
+    #[arg(long, value_name = "N", default_value_t = 15, value_parser = crate::cmd::positive_count)]
     runs: usize,
     /// Rounds run first and not recorded.
     #[arg(long, default_value_t = 1)]
@@ -49,6 +49,9 @@ pub struct BenchArgs {
     /// Report format on stdout (and in --output).
     #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
     format: ReportFormat,
+    /// The same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
     /// Write the report here instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
@@ -59,7 +62,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "DIR", default_value = ".tunebench")]
     store: PathBuf,
     /// Seconds before a run is killed.
-    #[arg(long, default_value_t = 600.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 600.0, value_parser = crate::cmd::seconds)]
     timeout: f64,
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
@@ -76,7 +79,10 @@ pub enum ReportFormat {
     Json,
 }
 
-pub fn cmd_bench(a: BenchArgs) -> Result<i32, Error> {
+pub fn cmd_bench(mut a: BenchArgs) -> Result<i32, Error> {
+    if a.json {
+        a.format = ReportFormat::Json;
+    }
     if !(0.0..1.0).contains(&a.alpha) || !(0.0..1.0).contains(&a.noise_threshold) {
         return Err(Error::Usage(
             "--alpha and --noise-threshold must lie in [0, 1)".into(),

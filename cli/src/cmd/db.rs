@@ -38,7 +38,9 @@ pub enum DbCommand {
     Build(DbBuildArgs),
     /// List the entries of a database.
     List(DbListArgs),
-    /// Merge databases into the first (faster results win for the same nest).
+    /// Merge databases into the one --db names (faster results win for the same nest).
+    ///
+    /// Example: tune db merge --db all.db shard-0.db shard-1.db
     Merge(DbMergeArgs),
     /// Embed every entry with a model (what `tune apply` retrieves by).
     Embed(DbEmbedArgs),
@@ -61,7 +63,7 @@ pub enum DbCommand {
 
 #[derive(clap::Args)]
 pub struct DbTransferArgs {
-    #[arg(long, value_name = "DB")]
+    #[arg(long, value_name = "DB", value_parser = crate::cmd::existing_file)]
     db: PathBuf,
     #[command(flatten)]
     on: SuiteArgs,
@@ -77,7 +79,7 @@ pub struct DbTransferArgs {
 #[derive(clap::Args)]
 pub struct SuiteArgs {
     /// Suite manifest (default: the shipped datasets/suite.json).
-    #[arg(long, value_name = "SUITE.json")]
+    #[arg(long, value_name = "SUITE.json", value_parser = crate::cmd::existing_file)]
     suite: Option<PathBuf>,
     #[arg(long, default_value = "MEDIUM", value_parser = crate::cmd::parse_preset)]
     preset: datasets::Preset,
@@ -88,14 +90,13 @@ pub struct SuiteArgs {
     cache_dir: Option<PathBuf>,
 }
 
-/// Weight of the model's contrastive term (`--contrastive-weight`).
-fn contrastive_weight(w: f64) -> Result<f64, Error> {
-    if w.is_finite() && w >= 0.0 {
-        Ok(w)
-    } else {
-        Err(Error::Usage(format!(
-            "--contrastive-weight {w}: must be a number >= 0"
-        )))
+/// Weight of the model's contrastive term (`--contrastive-weight`): refused before any
+/// work starts unless it is a number >= 0.
+fn contrastive_weight(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(w) if w.is_finite() && w >= 0.0 => Ok(w),
+        Ok(_) => Err("must be a number >= 0".to_string()),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -126,17 +127,17 @@ pub struct DbBuildArgs {
     #[command(flatten)]
     on: SuiteArgs,
     /// Candidates per nest.
-    #[arg(long, default_value_t = 24)]
+    #[arg(long, value_name = "N", default_value_t = 24, value_parser = crate::cmd::positive_count)]
     budget: usize,
     /// Seconds of search per nest.
-    #[arg(long)]
+    #[arg(long, value_name = "SECS", value_parser = crate::cmd::budget_seconds)]
     time_limit: Option<f64>,
     /// Which strategy proposes recipes: random, evolutionary or grid.
     #[arg(long, value_parser = crate::cmd::parse_strategy, default_value = "evolutionary")]
     strategy: StrategyKind,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = crate::cmd::positive_count)]
     jobs: usize,
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
@@ -149,7 +150,7 @@ pub struct DbBuildArgs {
 pub struct DbSynthArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    #[arg(long, default_value_t = 48)]
+    #[arg(long, value_name = "N", default_value_t = 48, value_parser = crate::cmd::positive_count)]
     count: usize,
     /// Folder for programs/, common.h and suite.json.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
@@ -160,8 +161,8 @@ pub struct DbSynthArgs {
 pub struct DbListArgs {
     #[command(flatten)]
     db: DbPath,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: crate::cmd::Output,
 }
 
 /// The database a command reads: `--db DB`, as every command takes it (or, as before,
@@ -169,10 +170,20 @@ pub struct DbListArgs {
 #[derive(clap::Args)]
 pub struct DbPath {
     /// The database.
-    #[arg(long = "db", value_name = "DB", required_unless_present = "db_arg")]
+    #[arg(
+        long = "db",
+        value_name = "DB",
+        required_unless_present = "db_arg",
+        value_parser = crate::cmd::existing_file
+    )]
     flag: Option<PathBuf>,
     /// The database, given as an argument (the same as --db).
-    #[arg(value_name = "DB", id = "db_arg", conflicts_with = "flag")]
+    #[arg(
+        value_name = "DB",
+        id = "db_arg",
+        conflicts_with = "flag",
+        value_parser = crate::cmd::existing_file
+    )]
     arg: Option<PathBuf>,
 }
 
@@ -187,42 +198,62 @@ impl DbPath {
 
 #[derive(clap::Args)]
 pub struct DbMergeArgs {
-    /// The database to merge into (created if missing).
-    into: PathBuf,
-    /// Databases to merge.
-    #[arg(required = true)]
+    /// The database to merge into (created if missing); without it, the first argument.
+    #[arg(long = "db", value_name = "DB")]
+    into: Option<PathBuf>,
+    /// Databases to merge (after the database to merge into, when --db is not given).
+    #[arg(value_name = "FROM", required = true)]
     from: Vec<PathBuf>,
+}
+
+impl DbMergeArgs {
+    /// The database merged into, and those merged into it (which must exist).
+    fn split(&self) -> Result<(PathBuf, &[PathBuf]), Error> {
+        let (into, from) = match (&self.into, self.from.as_slice()) {
+            (Some(into), from) => (into.clone(), from),
+            (None, [into, from @ ..]) if !from.is_empty() => (into.clone(), from),
+            _ => {
+                return Err(Error::Usage(
+                    "tune db merge: give the databases to merge into --db DB".into(),
+                ))
+            }
+        };
+        if let Some(f) = from.iter().find(|f| !f.is_file()) {
+            return Err(Error::Usage(format!("{}: no such file", f.display())));
+        }
+        Ok((into, from))
+    }
 }
 
 #[derive(clap::Args)]
 pub struct DbEmbedArgs {
     #[command(flatten)]
     db: DbPath,
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = crate::cmd::existing_dir)]
     model: PathBuf,
 }
 
 #[derive(clap::Args)]
 pub struct DbEvalArgs {
-    #[arg(long, value_name = "DB")]
+    #[arg(long, value_name = "DB", value_parser = crate::cmd::existing_file)]
     db: PathBuf,
     #[command(flatten)]
     on: SuiteArgs,
-    #[arg(long = "top-k", default_value_t = 3)]
+    #[arg(long = "top-k", value_name = "K", default_value_t = 3, value_parser = crate::cmd::positive_count)]
     k: usize,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Training epochs of each fold's model (as many as the shipped model's).
-    #[arg(long, default_value_t = 150)]
+    #[arg(long, value_name = "N", default_value_t = 150, value_parser = crate::cmd::positive_count)]
     epochs: usize,
     /// Weight of the contrastive term on the training programs' transfer rows.
-    #[arg(long, default_value_t = embeddings::embed::CONTRASTIVE_WEIGHT)]
+    #[arg(long, default_value_t = embeddings::embed::CONTRASTIVE_WEIGHT, value_parser = contrastive_weight, allow_negative_numbers = true)]
     contrastive_weight: f64,
     /// Timed repetitions per variant (many held-out nests run for microseconds).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: crate::cmd::Output,
 }
 
 #[derive(Subcommand)]
@@ -238,27 +269,27 @@ pub enum ModelCommand {
 
 #[derive(clap::Args)]
 pub struct ModelTrainArgs {
-    #[arg(long, value_name = "DB")]
+    #[arg(long, value_name = "DB", value_parser = crate::cmd::existing_file)]
     db: PathBuf,
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     out: PathBuf,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    #[arg(long, default_value_t = 150)]
+    #[arg(long, value_name = "N", default_value_t = 150, value_parser = crate::cmd::positive_count)]
     epochs: usize,
-    #[arg(long, default_value_t = 1e-3)]
+    #[arg(long, default_value_t = 1e-3, value_parser = crate::cmd::positive)]
     lr: f64,
     /// Weight of the contrastive term on the database's transfer rows
     /// (`tune db transfer`); 0 trains on the performance targets alone.
-    #[arg(long, default_value_t = embeddings::embed::CONTRASTIVE_WEIGHT)]
+    #[arg(long, default_value_t = embeddings::embed::CONTRASTIVE_WEIGHT, value_parser = contrastive_weight, allow_negative_numbers = true)]
     contrastive_weight: f64,
 }
 
 #[derive(clap::Args)]
 pub struct ModelEvalArgs {
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = crate::cmd::existing_dir)]
     model: PathBuf,
-    #[arg(long, value_name = "DB")]
+    #[arg(long, value_name = "DB", value_parser = crate::cmd::existing_file)]
     db: PathBuf,
 }
 
@@ -268,7 +299,7 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
             let cfg = BuildConfig {
                 suite: a.on.selection(),
                 budget: a.budget,
-                time_limit: a.time_limit.map(|s| Duration::from_secs_f64(s.max(0.0))),
+                time_limit: a.time_limit.map(Duration::from_secs_f64),
                 strategy: a.strategy,
                 seed: a.seed,
                 jobs: a.jobs,
@@ -281,15 +312,16 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
         }
         DbCommand::List(a) => list(a),
         DbCommand::Merge(a) => {
-            let mut into = if a.into.exists() {
-                load_db(&a.into)?
+            let (into_path, from) = a.split()?;
+            let mut into = if into_path.exists() {
+                load_db(&into_path)?
             } else {
                 Database {
                     feature_version: embeddings::FEATURE_VERSION,
                     ..Default::default()
                 }
             };
-            for f in &a.from {
+            for f in from {
                 let other = load_db(f)?;
                 let s = into
                     .merge(other)
@@ -302,7 +334,7 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                     s.kept
                 );
             }
-            into.save(&a.into).map_err(Error::WriteDatabase)?;
+            into.save(&into_path).map_err(Error::WriteDatabase)?;
             Ok(0)
         }
         DbCommand::Embed(a) => {
@@ -335,18 +367,18 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
             let cfg = EvalConfig {
                 db: a.db,
                 suite: a.on.selection(),
-                k: a.k.max(1),
+                k: a.k,
                 seed: a.seed,
                 train: models::TrainOptions {
                     seed: a.seed,
-                    epochs: a.epochs.max(1),
-                    contrastive_weight: contrastive_weight(a.contrastive_weight)?,
+                    epochs: a.epochs,
+                    contrastive_weight: a.contrastive_weight,
                     ..Default::default()
                 },
                 measuring: measuring(a.repetitions, &a.on.cache_dir),
             };
             let r = eval::evaluate(&cfg, &crate::cmd::lines())?;
-            if a.json {
+            if a.output.json() {
                 println!("{}", serde_json::to_string_pretty(&r).expect("json"));
             } else {
                 print!("{}", crate::render::eval::render_eval(&r));
@@ -377,7 +409,7 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
 /// `tune db list`: one line (or JSON object) per entry.
 fn list(a: DbListArgs) -> Result<i32, Error> {
     let db = load_db(&a.db.path())?;
-    if a.json {
+    if a.output.json() {
         let rows: Vec<_> = db
             .entries
             .iter()
@@ -430,9 +462,9 @@ pub fn cmd_model(c: ModelCommand) -> Result<i32, Error> {
             let entries: Vec<&embeddings::Entry> = db.entries.iter().collect();
             let opts = models::TrainOptions {
                 seed: a.seed,
-                epochs: a.epochs.max(1),
+                epochs: a.epochs,
                 lr: a.lr,
-                contrastive_weight: contrastive_weight(a.contrastive_weight)?,
+                contrastive_weight: a.contrastive_weight,
                 ..Default::default()
             };
             let ck = embeddings::embed::train(&entries, &opts)?;

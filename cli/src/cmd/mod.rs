@@ -31,3 +31,93 @@ pub fn positive_count(s: &str) -> Result<usize, String> {
         Err(e) => Err(e.to_string()),
     }
 }
+
+/// How a command prints its result: `--json`, or `--format text|json`, the same options
+/// on every command that prints one.
+#[derive(clap::Args, Clone, Copy)]
+pub struct Output {
+    /// Machine-readable output: JSON (the same as --format json; `run`: on stderr, since
+    /// stdout is the program's).
+    #[arg(long)]
+    json: bool,
+    /// Output format.
+    #[arg(long, value_name = "FMT", value_enum)]
+    format: Option<Format>,
+}
+
+impl Output {
+    pub fn json(&self) -> bool {
+        self.json || self.format == Some(Format::Json)
+    }
+}
+
+/// The formats of `--format` (`tune bench` adds its report formats).
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Tables for people.
+    Text,
+    /// JSON for programs.
+    Json,
+}
+
+/// A number of seconds before a run is killed (`--timeout`): positive and finite,
+/// refused before any work starts.
+pub fn seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        Ok(_) => Err("must be a number of seconds above 0".to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A time budget in seconds (`--budget-s`, `--time-limit`): finite and not negative (0
+/// spends none: everything that needs time is cut and listed).
+pub fn budget_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        Ok(_) => Err("must be a number of seconds >= 0".to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A fraction in (0, 1) (`--adaptive`).
+pub fn fraction(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
+        Ok(_) => Err("must lie between 0 and 1".to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A positive finite number (`--lr`).
+pub fn positive(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        Ok(_) => Err("must be a number above 0".to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A file that must exist (a database to read: `--db`).
+pub fn existing_file(s: &str) -> Result<std::path::PathBuf, String> {
+    let p = std::path::PathBuf::from(s);
+    if p.is_file() {
+        Ok(p)
+    } else if p.exists() {
+        Err("not a file".to_string())
+    } else {
+        Err("no such file".to_string())
+    }
+}
+
+/// A folder that must exist (a model checkpoint: `--model`; a batch folder: `--tuned`).
+pub fn existing_dir(s: &str) -> Result<std::path::PathBuf, String> {
+    let p = std::path::PathBuf::from(s);
+    if p.is_dir() {
+        Ok(p)
+    } else if p.exists() {
+        Err("not a folder".to_string())
+    } else {
+        Err("no such folder".to_string())
+    }
+}
