@@ -9,7 +9,7 @@
 use crate::frontend::Parsed;
 use crate::print::{self, PrintOptions};
 use crate::program::find_loop;
-use crate::program::{walk_nodes, DType, Expr, Loop, LoopKind, Node, Program, Region};
+use crate::program::{walk_nodes, Array, DType, Expr, Loop, LoopKind, Node, Program, Region};
 use crate::source::Preprocessed;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -627,10 +627,29 @@ fn region_glue(
     );
     // Region inputs: every outside array it touches and every outside scalar it reads.
     let u = uses(&region.body, program);
+    // A pointer read as an array may have extents in names the region declares
+    // (`int n = 100;` before its loops): it has no shape at the region's entry, and its
+    // nests save it.
+    let mut declared: BTreeSet<&str> = BTreeSet::new();
+    walk_nodes(&region.body, &mut |n, _| match n {
+        Node::Decl(d) => {
+            declared.insert(&d.name);
+        }
+        Node::Opaque(o) => declared.extend(o.declares.iter().map(String::as_str)),
+        Node::Loop(l) => {
+            declared.insert(&l.var);
+        }
+        Node::Assign(_) | Node::If(_) | Node::Block(_) => {}
+    });
+    let shaped_here = |x: &Array| {
+        !x.dims
+            .iter()
+            .any(|d| declared.iter().any(|name| d.mentions(name)))
+    };
     let ext_arrays: Vec<&String> = u
         .arrays
         .iter()
-        .filter(|a| program.array(a).is_some_and(|x| !x.local))
+        .filter(|a| program.array(a).is_some_and(|x| !x.local && shaped_here(x)))
         .collect();
     let ext_scalars: Vec<&crate::program::Scalar> = u
         .vars

@@ -92,3 +92,25 @@ fn index_temporaries_are_read_through_their_definitions() {
     let root = p.program.find_loop(nests[0].region, nests[0].root).unwrap();
     assert_eq!(root.kind, ir::program::LoopKind::Map);
 }
+
+#[test]
+fn a_pointer_shaped_by_a_size_the_function_declares_is_saved_by_its_nests_only() {
+    let p = parse(
+        "local_size",
+        "void f(double *a)\n{\n  int n = 100;\n  int i, j;\n\
+         \x20 for (i = 0; i < n; i++)\n    for (j = 0; j < n; j++)\n      a[i * n + j] = i + j;\n}\n",
+    );
+    assert_eq!(dims(&p, "a"), ["n", "n"]);
+    let nests = ir::codegen::nests(&p.program);
+    let opts = ir::codegen::CodegenOptions {
+        openmp: false,
+        instrument: true,
+    };
+    let (_, glue) = ir::codegen::region_code(&p.program, &nests, 0, opts);
+    // `n` does not exist at the region's entry: only the nest, after it, saves `a`.
+    let saves: Vec<&str> = glue.lines().filter(|l| l.contains("\"a\"")).collect();
+    assert!(
+        saves.len() == 2 && saves.iter().all(|l| l.contains("\"nest0\"")),
+        "{glue}"
+    );
+}
