@@ -17,7 +17,7 @@
 //!
 //! Two pointers are taken to point to memory that does not overlap (as `restrict`
 //! would say); the tuned file checks it before it runs a changed nest (see
-//! [`crate::emit`]).
+//! [`crate::emit`]), unless one of them is declared `restrict`.
 
 use crate::program::{BinOp, Expr, LoopCmp, Node, Program, UnOp};
 use std::collections::{BTreeMap, BTreeSet};
@@ -582,7 +582,9 @@ pub fn disjoint_condition(program: &Program, root: &crate::program::Loop) -> Opt
     let mut pairs = Vec::new();
     for (k, p) in used.iter().enumerate() {
         for q in &used[k + 1..] {
-            if w.contains(*p) || w.contains(*q) {
+            // A restrict pointer's elements are reached through it alone.
+            let restrict = |n: &str| program.array(n).is_some_and(|a| a.restrict);
+            if (w.contains(*p) || w.contains(*q)) && !restrict(p) && !restrict(q) {
                 pairs.push(format!(
                     "({} <= (const char *){q} || {} <= (const char *){p})",
                     end(p),

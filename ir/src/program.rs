@@ -100,6 +100,9 @@ pub struct Array {
     /// as an array of `dims` (see [`crate::flat`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub flat: bool,
+    /// A `restrict`-qualified pointer: nothing else reaches its elements.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub restrict: bool,
 }
 
 impl Array {

@@ -114,3 +114,22 @@ fn a_pointer_shaped_by_a_size_the_function_declares_is_saved_by_its_nests_only()
         "{glue}"
     );
 }
+
+#[test]
+fn restrict_pointers_need_no_overlap_check() {
+    let p = parse(
+        "restrict",
+        "void f(int n, double *restrict a, const double *restrict b, double *c, const double *d)\n{\n  int i;\n\
+         \x20 for (i = 0; i < n; i++)\n    a[i] = b[i];\n\
+         \x20 for (i = 0; i < n; i++)\n    c[i] = d[i];\n}\n",
+    );
+    assert!(p.program.array("a").unwrap().restrict);
+    assert!(!p.program.array("c").unwrap().restrict);
+    let nests = ir::codegen::nests(&p.program);
+    let root = |k: usize| p.program.find_loop(nests[k].region, nests[k].root).unwrap();
+    assert_eq!(ir::flat::disjoint_condition(&p.program, root(0)), None);
+    assert_eq!(
+        ir::flat::disjoint_condition(&p.program, root(1)).as_deref(),
+        Some("((const char *)(c + (n)) <= (const char *)d || (const char *)(d + (n)) <= (const char *)c)")
+    );
+}

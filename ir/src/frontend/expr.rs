@@ -172,7 +172,7 @@ impl Lowerer<'_> {
         };
         let name = id.node.name.clone();
         let (dtype, dims, local) = match self.resolve(&name) {
-            Some(Resolved::External(Sym::Flat(t)) | Resolved::Local(Sym::Flat(t)))
+            Some(Resolved::External(Sym::Flat(t, restrict)) | Resolved::Local(Sym::Flat(t, restrict)))
                 if indices.len() == 1 =>
             {
                 if let Some(why) = self.flat_refused.get(&name) {
@@ -189,6 +189,7 @@ impl Lowerer<'_> {
                     extents: Vec::new(),
                     local: false,
                     flat: true,
+                    restrict,
                 });
                 let index = self.expr(indices[0])?;
                 return Ok(Expr::Access {
@@ -199,8 +200,8 @@ impl Lowerer<'_> {
             Some(Resolved::External(Sym::Array { dtype, dims })) => (dtype, dims, false),
             Some(Resolved::Local(Sym::Array { dtype, dims })) => (dtype, dims, true),
             Some(
-                Resolved::External(Sym::Pointer | Sym::Flat(_))
-                | Resolved::Local(Sym::Pointer | Sym::Flat(_)),
+                Resolved::External(Sym::Pointer | Sym::Flat(..))
+                | Resolved::Local(Sym::Pointer | Sym::Flat(..)),
             ) => {
                 return self.unsupported(cur.span, format!("subscript of pointer '{name}' (declare it as an array with its extents, e.g. double {name}[N])"))
             }
@@ -231,6 +232,7 @@ impl Lowerer<'_> {
                     extents,
                     local: false,
                     flat: false,
+                    restrict: false,
                 },
             );
             for d in &dims {
@@ -280,8 +282,8 @@ impl Lowerer<'_> {
                     Some(
                         Resolved::External(Sym::Array { .. })
                         | Resolved::Local(Sym::Array { .. })
-                        | Resolved::External(Sym::Pointer | Sym::Flat(_))
-                        | Resolved::Local(Sym::Pointer | Sym::Flat(_)),
+                        | Resolved::External(Sym::Pointer | Sym::Flat(..))
+                        | Resolved::Local(Sym::Pointer | Sym::Flat(..)),
                     ) => self.unsupported(
                         e.span,
                         format!("pointer arithmetic or array '{name}' used as a value"),

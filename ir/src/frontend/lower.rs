@@ -174,6 +174,7 @@ impl<'a> Lowerer<'a> {
                             extents,
                             local: true,
                             flat: false,
+                            restrict: false,
                         },
                     );
                     self.scopes.last_mut().expect("scope").insert(
@@ -191,7 +192,7 @@ impl<'a> Lowerer<'a> {
                         pos,
                     }));
                 }
-                Sym::Pointer | Sym::Flat(_) => {
+                Sym::Pointer | Sym::Flat(..) => {
                     return self.unsupported(init.span, format!("pointer declaration '{name}'"))
                 }
                 Sym::Function => {

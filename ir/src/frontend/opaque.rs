@@ -241,8 +241,8 @@ impl Lowerer<'_> {
             let through = matches!(
                 self.resolve(name),
                 Some(
-                    Resolved::External(Sym::Array { .. } | Sym::Pointer | Sym::Flat(_))
-                        | Resolved::Local(Sym::Array { .. } | Sym::Pointer | Sym::Flat(_))
+                    Resolved::External(Sym::Array { .. } | Sym::Pointer | Sym::Flat(..))
+                        | Resolved::Local(Sym::Array { .. } | Sym::Pointer | Sym::Flat(..))
                 )
             );
             if !names.iter().any(|n| n == name) {
@@ -264,7 +264,7 @@ impl Lowerer<'_> {
             // anything else is known only as a pointer: what indexes it is glue as well.
             let sym = match sym {
                 Sym::Scalar(t) => Sym::Scalar(t),
-                Sym::Flat(t) => Sym::Flat(t),
+                Sym::Flat(t, r) => Sym::Flat(t, r),
                 _ => Sym::Pointer,
             };
             self.declare_local(&name, sym);

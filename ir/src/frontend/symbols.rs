@@ -13,8 +13,9 @@ pub(super) enum Sym {
     /// Pointer or array of unknown extent.
     Pointer,
     /// A pointer to (or an array of unknown extent of) a scalar type: indexed with one
-    /// subscript, it may be read as an array (see `crate::flat`).
-    Flat(DType),
+    /// subscript, it may be read as an array (see `crate::flat`); whether it is
+    /// `restrict`-qualified.
+    Flat(DType, bool),
     Function,
     Other(String),
 }
@@ -167,8 +168,15 @@ pub(super) fn declarator_sym(
     }
     let mut dims = Vec::new();
     // `T *p` and `T p[]`: one level over a scalar type.
+    let restrict = d.derived.iter().any(|x| match &x.node {
+        DerivedDeclarator::Pointer(q) => q.iter().any(|q| {
+            matches!(&q.node, lang_c::ast::PointerQualifier::TypeQualifier(t)
+                if t.node == lang_c::ast::TypeQualifier::Restrict)
+        }),
+        _ => false,
+    });
     let flat = |base: &Base| match base {
-        Base::D(t) if d.derived.len() == 1 => Sym::Flat(*t),
+        Base::D(t) if d.derived.len() == 1 => Sym::Flat(*t, restrict),
         _ => Sym::Pointer,
     };
     for der in &d.derived {
