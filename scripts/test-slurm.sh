@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# The README's Slurm job-array recipe, run on a single-node Slurm cluster started here.
+#
+#   scripts/test-slurm.sh            (as root; `scripts/bootstrap.sh test` runs it last)
+#
+# What it does:
+#   1. Installs Debian's slurm-wlm and munge with apt-get when missing.
+#   2. Starts, in a temporary folder, a munged of its own (its own key and socket) and
+#      slurmctld + slurmd on localhost from a generated slurm.conf that needs no cgroups
+#      (proctrack/linuxproc, task/none, no accounting), on ports of its own.
+#   3. Writes a small suite manifest: PROGRAMS below, taken from datasets/suite.json with
+#      their flags (the whole dataset of 29 programs takes about 4 minutes at MINI on
+#      2 cores; these take about one).
+#   4. Submits the README's job script (2 array tasks, `--shard $SLURM_ARRAY_TASK_ID/2`,
+#      `--resume`) at MINI. Once task 0 has finished its first program, it is killed
+#      with `scontrol requeue`: Slurm starts it again, and --resume must finish the
+#      shard without redoing the program already in its journal.
+#   5. Runs `tune batch --merge` over the shard folders and checks that the merged
+#      results hold the programs of an unsharded `tune batch` run of the same suite (run
+#      with the cache the array filled, so it costs seconds) and of the manifest, each
+#      program once with its tuned file.
+# It stops its daemons and removes the folder on exit; a failure ends it with one line
+# `test-slurm: FAIL: ...` and exit code 1 (the daemons' logs are printed before it).
+#
+# Environment: TUNE_BIN, the tune binary to run (default: `cargo build -p tune-cli --bin
+# tune`, the debug build, which tunes the MINI programs as fast as a release build);
+# KEEP=1 keeps the temporary folder.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+PROGRAMS=(atax bicg gemm gesummv mvt trisolv)
+SHARDS=2
+PRESET=MINI
+LIMIT_S=300 # the whole test, daemons included
+
+start_s=$SECONDS
+say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
+tmp=""
+fail() {
+  if [ -n "$tmp" ] && [ -d "$tmp" ]; then
+    for f in "$tmp"/slurmctld.log "$tmp"/slurmd.log "$tmp"/munged.log "$tmp"/logs/*; do
+      [ -f "$f" ] || continue
+      echo "--- $f (last lines)" >&2
+      tail -n 15 "$f" >&2
+    done
+  fi
+  echo "test-slurm: FAIL: $*" >&2
+  exit 1
+}
+
+# --- 1. packages -------------------------------------------------------------------
+if ! command -v slurmctld >/dev/null 2>&1 || ! command -v slurmd >/dev/null 2>&1 ||
+  ! command -v sbatch >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1; then
+  say "installing slurm-wlm and munge"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq || fail "apt-get update failed"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null ||
+    fail "apt-get install slurm-wlm munge failed"
+fi
+[ "$(id -u)" -eq 0 ] || fail "must run as root (slurmd starts jobs as their user)"
+command -v python3 >/dev/null 2>&1 || fail "python3 not found (it reads the suite manifest)"
+
+# --- the tune binary -----------------------------------------------------------------
+if [ -z "${TUNE_BIN:-}" ]; then
+  say "building tune (cargo build -p tune-cli --bin tune)"
+  cargo build -q -p tune-cli --bin tune || fail "cargo build of tune failed"
+  TUNE_BIN="${CARGO_TARGET_DIR:-$root/target}/debug/tune"
+fi
+case "$TUNE_BIN" in /*) ;; *) TUNE_BIN="$root/$TUNE_BIN" ;; esac
+[ -x "$TUNE_BIN" ] || fail "no tune binary at $TUNE_BIN"
+
+# --- 2. munge and slurm in a temporary folder --------------------------------------
+tmp=$(mktemp -d /tmp/tune-slurm.XXXXXX)
+chmod 755 "$tmp"
+pids=()
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do
+    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.5; done
+    kill -9 "$p" 2>/dev/null || true
+  done
+  if [ "${KEEP:-0}" = 1 ]; then echo "test-slurm: kept $tmp" >&2; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/logs" "$tmp/results"
+chmod 700 "$tmp/munge"
+# A key of our own: the machine's munge (if any) is left alone.
+dd if=/dev/urandom of="$tmp/munge/munge.key" bs=1024 count=1 status=none
+chmod 400 "$tmp/munge/munge.key"
+socket="$tmp/munge/munge.socket"
+munged --foreground --force --socket="$socket" --key-file="$tmp/munge/munge.key" \
+  --pid-file="$tmp/munge/munged.pid" --seed-file="$tmp/munge/munged.seed" \
+  --log-file="$tmp/munged.log" >>"$tmp/munged.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do [ -S "$socket" ] && break; sleep 0.1; done
+munge --socket="$socket" -n </dev/null | unmunge --socket="$socket" >/dev/null 2>&1 ||
+  fail "munged did not start (see $tmp/munged.log)"
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+host=$(hostname -s)
+cpus=$(nproc)
+ctl_port=$(free_port)
+d_port=$(free_port)
+[ "$ctl_port" != "$d_port" ] || d_port=$(free_port)
+export SLURM_CONF="$tmp/slurm.conf"
+cat >"$SLURM_CONF" <<EOF
+ClusterName=tunetest
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$ctl_port
+SlurmdPort=$d_port
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+# A requeued job waits for its credential to expire (120 s by default) before it starts again.
+AuthInfo=socket=$socket,cred_expire=10
+StateSaveLocation=$tmp/state
+SlurmdSpoolDir=$tmp/spool
+SlurmctldPidFile=$tmp/slurmctld.pid
+SlurmdPidFile=$tmp/slurmd.pid
+SlurmctldLogFile=$tmp/slurmctld.log
+SlurmdLogFile=$tmp/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+# No cgroups: processes are tracked by their parent, tasks are not bound.
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+ReturnToService=2
+MinJobAge=3600
+KillWait=5
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=1000 State=UNKNOWN
+PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
+EOF
+
+say "starting slurmctld and slurmd ($host, $cpus CPUs, ports $ctl_port/$d_port)"
+slurmctld -D -i -f "$SLURM_CONF" >>"$tmp/slurmctld.log" 2>&1 &
+pids+=($!)
+slurmd -D -f "$SLURM_CONF" >>"$tmp/slurmd.log" 2>&1 &
+pids+=($!)
+ready=0
+for _ in $(seq 60); do
+  if [ "$(sinfo -h -n "$host" -o %t 2>/dev/null)" = idle ]; then ready=1; break; fi
+  sleep 0.5
+done
+[ "$ready" = 1 ] || fail "the node did not come up idle: $(sinfo -h -o '%n %t %E' 2>&1 | head -n 1)"
+
+# --- 3. a small suite from the dataset -----------------------------------------------
+suite="$tmp/suite.json"
+python3 - "$root/datasets/suite.json" "$suite" "${PROGRAMS[@]}" <<'EOF' || fail "cannot write the suite manifest"
+import json, os, sys
+src, dst, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+suite = json.load(open(src))
+base = os.path.dirname(os.path.abspath(src))
+by_name = {p["name"]: p for p in suite["programs"]}
+missing = [n for n in names if n not in by_name]
+if missing:
+    sys.exit(f"not in {src}: {missing}")
+programs = []
+for n in names:
+    p = dict(by_name[n])
+    p["file"] = os.path.join(base, p["file"])
+    if p.get("verdicts"):
+        p["verdicts"] = os.path.join(base, p["verdicts"])
+    programs.append(p)
+suite["name"] = "slurm-test"
+suite["programs"] = programs
+json.dump(suite, open(dst, "w"), indent=2)
+EOF
+
+# --- 4. the README's job array, one task requeued mid-way -------------------------
+# The README's job script, with this test's binary, suite, preset and shard count.
+cat >"$tmp/array.sh" <<EOF
+#!/bin/bash
+#SBATCH --array=0-$((SHARDS - 1))
+#SBATCH --cpus-per-task=$cpus --exclusive
+"$TUNE_BIN" batch "$suite" --preset $PRESET --jobs 2 \\
+    --shard "\$SLURM_ARRAY_TASK_ID/$SHARDS" --out "$tmp/results/shard-\$SLURM_ARRAY_TASK_ID" --resume
+EOF
+export TUNE_CACHE="$tmp/cache"
+
+job_states() { # one line per array task: <id>_<task> <state> <exit code>
+  scontrol -o show job "$1" 2>/dev/null |
+    sed -n 's/.*ArrayJobId=\([0-9]*\) ArrayTaskId=\([0-9]*\) .*JobState=\([A-Z_]*\) .* ExitCode=\([0-9:]*\) .*/\1_\2 \3 \4/p'
+}
+wait_done() { # until no task of array $1 is pending or running
+  local left
+  while :; do
+    left=$(squeue -h -j "$1" -o %i 2>/dev/null | wc -l)
+    [ "$left" -eq 0 ] && return 0
+    [ $((SECONDS - start_s)) -lt "$LIMIT_S" ] || fail "array job $1 not finished within ${LIMIT_S}s: $(squeue -h -j "$1" -o '%i %T %r' | tr '\n' ';')"
+    sleep 1
+  done
+}
+lines() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
+
+say "sbatch: ${#PROGRAMS[@]} programs at $PRESET in $SHARDS array tasks"
+job=$(sbatch --parsable --chdir="$root" --output="$tmp/logs/slurm-%A_%a.out" \
+  --open-mode=append --requeue "$tmp/array.sh") || fail "sbatch failed"
+job=${job%%;*}
+journal0="$tmp/results/shard-0/journal.jsonl"
+while [ "$(lines "$journal0")" -lt 1 ]; do
+  state=$(job_states "$job" | awk '$1 ~ /_0$/ { print $2 }')
+  case "$state" in
+    PENDING | RUNNING | CONFIGURING | "") ;;
+    *) fail "array task ${job}_0 ended ($state) before its first program was journaled" ;;
+  esac
+  [ $((SECONDS - start_s)) -lt "$LIMIT_S" ] || fail "no program of shard 0 finished within ${LIMIT_S}s"
+  sleep 0.2
+done
+done_before=$(lines "$journal0")
+say "task ${job}_0 has $done_before program(s) in its journal: scontrol requeue ${job}_0"
+scontrol requeue "${job}_0" || fail "scontrol requeue ${job}_0 failed"
+wait_done "$job"
+
+bad=$(job_states "$job" | awk '$2 != "COMPLETED" || $3 != "0:0"')
+[ -z "$bad" ] || fail "array tasks did not complete: $bad"
+log0=$(echo "$tmp"/logs/slurm-"${job}"_0.out)
+[ "$(grep -c '^tune batch: ' "$log0")" -ge 2 ] || fail "task ${job}_0 was not run again after the requeue"
+grep -q "^tune batch: .*, $done_before already finished," "$log0" ||
+  fail "the requeued task did not resume: $(grep '^tune batch: ' "$log0" | tail -n 1)"
+for s in $(seq 0 $((SHARDS - 1))); do
+  d="$tmp/results/shard-$s/journal.jsonl"
+  dup=$(python3 -c 'import json,sys,collections; c=collections.Counter(json.loads(l)["program"] for l in open(sys.argv[1])); print(" ".join(k for k, v in c.items() if v > 1))' "$d")
+  [ -z "$dup" ] || fail "shard $s tuned again what its journal held: $dup"
+done
+
+# --- 5. merge and compare with an unsharded run ------------------------------------
+say "tune batch --merge"
+"$TUNE_BIN" batch --merge "$tmp"/results/shard-* --out "$tmp/results/all" >"$tmp/logs/merge.out" 2>&1 ||
+  fail "tune batch --merge failed: $(tail -n 1 "$tmp/logs/merge.out")"
+say "unsharded tune batch of the same suite (cached)"
+"$TUNE_BIN" batch "$suite" --preset $PRESET --jobs 2 --out "$tmp/results/unsharded" \
+  >"$tmp/logs/unsharded.out" 2>&1 || fail "the unsharded tune batch failed: $(tail -n 1 "$tmp/logs/unsharded.out")"
+
+programs_of() { # the programs a batch folder holds, sorted, one per line; checks each
+  python3 - "$1" <<'EOF'
+import json, os, sys
+out = sys.argv[1]
+summary = json.load(open(os.path.join(out, "summary.json")))
+entries = [json.loads(l) for l in open(os.path.join(out, "journal.jsonl")) if l.strip()]
+names = [e["program"] for e in entries]
+if len(set(names)) != len(names):
+    sys.exit(f"{out}: a program is journaled twice: {sorted(names)}")
+for e in entries:
+    if e["status"] != "tuned":
+        sys.exit(f"{out}: {e['program']} is {e['status']}")
+    if not os.path.isfile(os.path.join(out, e["tuned_file"])):
+        sys.exit(f"{out}: {e['tuned_file']} is missing")
+print("\n".join(sorted(names)))
+EOF
+}
+merged=$(programs_of "$tmp/results/all") || fail "merged results: $merged"
+unsharded=$(programs_of "$tmp/results/unsharded") || fail "unsharded results: $unsharded"
+manifest=$(printf '%s\n' "${PROGRAMS[@]}" | sort)
+[ "$merged" = "$unsharded" ] ||
+  fail "merged programs ($(echo "$merged" | tr '\n' ' ')) differ from the unsharded run's ($(echo "$unsharded" | tr '\n' ' '))"
+[ "$merged" = "$manifest" ] ||
+  fail "merged programs ($(echo "$merged" | tr '\n' ' ')) differ from the manifest's ($(echo "$manifest" | tr '\n' ' '))"
+
+tail -n 2 "$tmp/logs/merge.out" >&2
+echo "test-slurm: ok: $SHARDS array tasks (${job}_0 requeued after $done_before program(s) and resumed), merged $(echo "$merged" | wc -l) programs = the unsharded run's, $((SECONDS - start_s)) s"
