@@ -8,17 +8,21 @@
 #   2. Starts, in a temporary folder, a munged of its own (its own key and socket) and
 #      slurmctld + slurmd on localhost from a generated slurm.conf that needs no cgroups
 #      (proctrack/linuxproc, task/none, no accounting), on ports of its own.
-#   3. Writes a small suite manifest: PROGRAMS below, taken from datasets/suite.json with
-#      their flags (the whole dataset of 29 programs takes about 4 minutes at MINI on
-#      2 cores; these take about one).
-#   4. Submits the README's job script (2 array tasks, `--shard $SLURM_ARRAY_TASK_ID/2`,
-#      `--resume`) at MINI. Once task 0 has finished its first program, it is killed
-#      with `scontrol requeue`: Slurm starts it again, and --resume must finish the
-#      shard without redoing the program already in its journal.
-#   5. Runs `tune batch --merge` over the shard folders and checks that the merged
-#      results hold the programs of an unsharded `tune batch` run of the same suite (run
-#      with the cache the array filled, so it costs seconds) and of the manifest, each
-#      program once with its tuned file.
+#   3. Writes a small suite manifest, datasets/suite.json in the temporary folder: the
+#      PROGRAMS below, taken from the dataset's manifest with their flags (the whole
+#      dataset of 29 programs takes about 4 minutes at MINI on 2 cores; these 9 take
+#      about 45 s).
+#   4. Takes the job script and the merge command from the README's bash blocks and runs
+#      them as written in the temporary folder (target/release/tune there is a link to
+#      the binary under test), with two changes: --preset MINI and --cpus-per-task = this
+#      node's CPUs. So the array has the README's 4 tasks (`--shard
+#      $SLURM_ARRAY_TASK_ID/4 ... --resume`, 2 or 3 programs each). Once task 0 has finished
+#      its first program, it is killed with `scontrol requeue`: Slurm starts it again,
+#      and --resume must finish the shard without redoing what its journal holds.
+#   5. Runs the README's `tune batch --merge` and checks that the merged results hold
+#      the programs of an unsharded `tune batch` run of the same suite (run with the
+#      cache the array filled, so it costs seconds) and of the manifest, each once, with
+#      its tuned file. The array tasks must all end COMPLETED with exit code 0.
 # It stops its daemons and removes the folder on exit; a failure ends it with one line
 # `test-slurm: FAIL: ...` and exit code 1 (the daemons' logs are printed before it).
 #
@@ -29,8 +33,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-PROGRAMS=(atax bicg gemm gesummv mvt trisolv)
-SHARDS=2
+# 9 programs: shard 0 (sorted: atax, gesummv, trisolv) has 3, so two are still in
+# flight when the first is journaled and the task is requeued.
+PROGRAMS=(atax bicg durbin gemm gesummv jacobi-1d mvt syrk trisolv)
 PRESET=MINI
 LIMIT_S=300 # the whole test, daemons included
 
@@ -142,7 +147,7 @@ SelectTypeParameters=CR_CPU
 ReturnToService=2
 MinJobAge=3600
 KillWait=5
-NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=1000 State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
 
@@ -159,7 +164,8 @@ done
 [ "$ready" = 1 ] || fail "the node did not come up idle: $(sinfo -h -o '%n %t %E' 2>&1 | head -n 1)"
 
 # --- 3. a small suite from the dataset -----------------------------------------------
-suite="$tmp/suite.json"
+mkdir -p "$tmp/datasets" "$tmp/target/release"
+suite="$tmp/datasets/suite.json"
 python3 - "$root/datasets/suite.json" "$suite" "${PROGRAMS[@]}" <<'EOF' || fail "cannot write the suite manifest"
 import json, os, sys
 src, dst, names = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -182,14 +188,28 @@ json.dump(suite, open(dst, "w"), indent=2)
 EOF
 
 # --- 4. the README's job array, one task requeued mid-way -------------------------
-# The README's job script, with this test's binary, suite, preset and shard count.
-cat >"$tmp/array.sh" <<EOF
-#!/bin/bash
-#SBATCH --array=0-$((SHARDS - 1))
-#SBATCH --cpus-per-task=$cpus --exclusive
-"$TUNE_BIN" batch "$suite" --preset $PRESET --jobs 2 \\
-    --shard "\$SLURM_ARRAY_TASK_ID/$SHARDS" --out "$tmp/results/shard-\$SLURM_ARRAY_TASK_ID" --resume
-EOF
+# The job script and the merge command are read from the README's fenced bash blocks and
+# run as written, in $tmp: datasets/suite.json there is the small suite and
+# target/release/tune a link to TUNE_BIN. Only the preset (LARGE -> MINI) and
+# --cpus-per-task (-> this node's CPUs) are changed.
+readme_block() { # the README's ```bash block that holds $1
+  awk -v pat="$1" '
+    /^```/ { if (inb) { if (hit && bash) { printf "%s", buf; exit } inb = 0; next }
+             inb = 1; bash = ($0 ~ /^```bash/); buf = ""; hit = 0; next }
+    inb { buf = buf $0 "\n"; if (index($0, pat)) hit = 1 }' "$root/README.md"
+}
+recipe=$(readme_block '#SBATCH --array')
+merge_cmd=$(readme_block 'batch --merge' | grep -e '--merge' | grep -v '^ *#' || true)
+for want in '#SBATCH --array=' '--cpus-per-task=' 'target/release/tune batch datasets/suite.json' \
+  '--preset ' '--shard "$SLURM_ARRAY_TASK_ID/' '--resume'; do
+  grep -qF -e "$want" <<<"$recipe" || fail "the README's job script no longer holds '$want'; update scripts/test-slurm.sh"
+done
+grep -qF 'target/release/tune batch --merge results/' <<<"$merge_cmd" ||
+  fail "the README's merge command changed ('$merge_cmd'); update scripts/test-slurm.sh"
+shards=$(sed -n 's/.*--shard "$SLURM_ARRAY_TASK_ID\/\([0-9]*\)".*/\1/p' <<<"$recipe")
+sed -e 's/--preset [A-Z]*/--preset '"$PRESET"'/' -e 's/--cpus-per-task=[0-9]*/--cpus-per-task='"$cpus"'/' \
+  <<<"$recipe" >"$tmp/array.sh"
+ln -s "$TUNE_BIN" "$tmp/target/release/tune"
 export TUNE_CACHE="$tmp/cache"
 
 job_states() { # one line per array task: <id>_<task> <state> <exit code>
@@ -207,8 +227,8 @@ wait_done() { # until no task of array $1 is pending or running
 }
 lines() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
 
-say "sbatch: ${#PROGRAMS[@]} programs at $PRESET in $SHARDS array tasks"
-job=$(sbatch --parsable --chdir="$root" --output="$tmp/logs/slurm-%A_%a.out" \
+say "sbatch: the README's job array, ${#PROGRAMS[@]} programs at $PRESET in $shards tasks"
+job=$(sbatch --parsable --chdir="$tmp" --output="$tmp/logs/slurm-%A_%a.out" \
   --open-mode=append --requeue "$tmp/array.sh") || fail "sbatch failed"
 job=${job%%;*}
 journal0="$tmp/results/shard-0/journal.jsonl"
@@ -230,17 +250,23 @@ bad=$(job_states "$job" | awk '$2 != "COMPLETED" || $3 != "0:0"')
 [ -z "$bad" ] || fail "array tasks did not complete: $bad"
 log0=$(echo "$tmp"/logs/slurm-"${job}"_0.out)
 [ "$(grep -c '^tune batch: ' "$log0")" -ge 2 ] || fail "task ${job}_0 was not run again after the requeue"
-grep -q "^tune batch: .*, $done_before already finished," "$log0" ||
+grep -q 'DUE TO JOB REQUEUE' "$log0" || fail "task ${job}_0 was not killed by the requeue"
+# The resumed run's first line: "tune batch: N programs, K already finished, M to tune";
+# a program may have finished between the look at the journal and the kill.
+n="" k=""
+read -r n k < <(sed -n 's/^tune batch: \([0-9]*\) programs, \([0-9]*\) already finished,.*/\1 \2/p' "$log0" | tail -n 1) || true
+[ -n "${k:-}" ] && [ "$k" -ge "$done_before" ] ||
   fail "the requeued task did not resume: $(grep '^tune batch: ' "$log0" | tail -n 1)"
-for s in $(seq 0 $((SHARDS - 1))); do
+[ "$k" -lt "$n" ] || fail "task ${job}_0 had finished its shard before the requeue killed it"
+for s in $(seq 0 $((shards - 1))); do
   d="$tmp/results/shard-$s/journal.jsonl"
   dup=$(python3 -c 'import json,sys,collections; c=collections.Counter(json.loads(l)["program"] for l in open(sys.argv[1])); print(" ".join(k for k, v in c.items() if v > 1))' "$d")
   [ -z "$dup" ] || fail "shard $s tuned again what its journal held: $dup"
 done
 
 # --- 5. merge and compare with an unsharded run ------------------------------------
-say "tune batch --merge"
-"$TUNE_BIN" batch --merge "$tmp"/results/shard-* --out "$tmp/results/all" >"$tmp/logs/merge.out" 2>&1 ||
+say "$merge_cmd"
+(cd "$tmp" && bash -c "$merge_cmd") >"$tmp/logs/merge.out" 2>&1 ||
   fail "tune batch --merge failed: $(tail -n 1 "$tmp/logs/merge.out")"
 say "unsharded tune batch of the same suite (cached)"
 "$TUNE_BIN" batch "$suite" --preset $PRESET --jobs 2 --out "$tmp/results/unsharded" \
@@ -272,4 +298,4 @@ manifest=$(printf '%s\n' "${PROGRAMS[@]}" | sort)
   fail "merged programs ($(echo "$merged" | tr '\n' ' ')) differ from the manifest's ($(echo "$manifest" | tr '\n' ' '))"
 
 tail -n 2 "$tmp/logs/merge.out" >&2
-echo "test-slurm: ok: $SHARDS array tasks (${job}_0 requeued after $done_before program(s) and resumed), merged $(echo "$merged" | wc -l) programs = the unsharded run's, $((SECONDS - start_s)) s"
+echo "test-slurm: ok: $shards array tasks (${job}_0 requeued after $done_before program(s) and resumed), merged $(echo "$merged" | wc -l) programs = the unsharded run's, $((SECONDS - start_s)) s"
