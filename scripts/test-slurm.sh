@@ -200,12 +200,14 @@ readme_block() { # the README's ```bash block that holds $1
 }
 recipe=$(readme_block '#SBATCH --array')
 merge_cmd=$(readme_block 'batch --merge' | grep -e '--merge' | grep -v '^ *#' || true)
+# shellcheck disable=SC2016 # $SLURM_ARRAY_TASK_ID is the README's text, not expanded here
 for want in '#SBATCH --array=' '--cpus-per-task=' 'target/release/tune batch datasets/suite.json' \
   '--preset ' '--shard "$SLURM_ARRAY_TASK_ID/' '--resume'; do
   grep -qF -e "$want" <<<"$recipe" || fail "the README's job script no longer holds '$want'; update scripts/test-slurm.sh"
 done
 grep -qF 'target/release/tune batch --merge results/' <<<"$merge_cmd" ||
   fail "the README's merge command changed ('$merge_cmd'); update scripts/test-slurm.sh"
+# shellcheck disable=SC2016
 shards=$(sed -n 's/.*--shard "$SLURM_ARRAY_TASK_ID\/\([0-9]*\)".*/\1/p' <<<"$recipe")
 sed -e 's/--preset [A-Z]*/--preset '"$PRESET"'/' -e 's/--cpus-per-task=[0-9]*/--cpus-per-task='"$cpus"'/' \
   <<<"$recipe" >"$tmp/array.sh"
@@ -248,15 +250,16 @@ wait_done "$job"
 
 bad=$(job_states "$job" | awk '$2 != "COMPLETED" || $3 != "0:0"')
 [ -z "$bad" ] || fail "array tasks did not complete: $bad"
-log0=$(echo "$tmp"/logs/slurm-"${job}"_0.out)
+log0="$tmp/logs/slurm-${job}_0.out"
 [ "$(grep -c '^tune batch: ' "$log0")" -ge 2 ] || fail "task ${job}_0 was not run again after the requeue"
 grep -q 'DUE TO JOB REQUEUE' "$log0" || fail "task ${job}_0 was not killed by the requeue"
 # The resumed run's first line: "tune batch: N programs, K already finished, M to tune";
 # a program may have finished between the look at the journal and the kill.
 n="" k=""
 read -r n k < <(sed -n 's/^tune batch: \([0-9]*\) programs, \([0-9]*\) already finished,.*/\1 \2/p' "$log0" | tail -n 1) || true
-[ -n "${k:-}" ] && [ "$k" -ge "$done_before" ] ||
+if [ -z "$k" ] || [ "$k" -lt "$done_before" ]; then
   fail "the requeued task did not resume: $(grep '^tune batch: ' "$log0" | tail -n 1)"
+fi
 [ "$k" -lt "$n" ] || fail "task ${job}_0 had finished its shard before the requeue killed it"
 for s in $(seq 0 $((shards - 1))); do
   d="$tmp/results/shard-$s/journal.jsonl"
