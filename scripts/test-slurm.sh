@@ -18,7 +18,8 @@
 #      node's CPUs. So the array has the README's 4 tasks (`--shard
 #      $SLURM_ARRAY_TASK_ID/4 ... --resume`, 2 or 3 programs each). Once task 0 has finished
 #      its first program, it is killed with `scontrol requeue`: Slurm starts it again,
-#      and --resume must finish the shard without redoing what its journal holds.
+#      and --resume must finish the shard without redoing what its journal holds (should
+#      the kill come after the shard's end, the next task is tried).
 #   5. Runs the README's `tune batch --merge` and checks that the merged results hold
 #      the programs of an unsharded `tune batch` run of the same suite (run with the
 #      cache the array filled, so it costs seconds) and of the manifest, each once, with
@@ -233,34 +234,51 @@ say "sbatch: the README's job array, ${#PROGRAMS[@]} programs at $PRESET in $sha
 job=$(sbatch --parsable --chdir="$tmp" --output="$tmp/logs/slurm-%A_%a.out" \
   --open-mode=append --requeue "$tmp/array.sh") || fail "sbatch failed"
 job=${job%%;*}
-journal0="$tmp/results/shard-0/journal.jsonl"
-while [ "$(lines "$journal0")" -lt 1 ]; do
-  state=$(job_states "$job" | awk '$1 ~ /_0$/ { print $2 }')
-  case "$state" in
-    PENDING | RUNNING | CONFIGURING | "") ;;
-    *) fail "array task ${job}_0 ended ($state) before its first program was journaled" ;;
-  esac
-  [ $((SECONDS - start_s)) -lt "$LIMIT_S" ] || fail "no program of shard 0 finished within ${LIMIT_S}s"
-  sleep 0.2
+# Requeue a task once it has journaled a program. The tasks run one after another
+# (--exclusive), so should a task's last programs finish before the kill reaches it (the
+# journal is then complete), the next task is tried.
+nprog=${#PROGRAMS[@]}
+victim="" done_before=0
+for t in $(seq 0 $((shards - 1))); do
+  size=$(((nprog - t + shards - 1) / shards))
+  [ "$size" -ge 2 ] || continue
+  journal="$tmp/results/shard-$t/journal.jsonl"
+  i=0
+  while [ "$(lines "$journal")" -lt 1 ]; do
+    if [ $((i % 10)) -eq 0 ]; then
+      state=$(job_states "$job" | awk -v t="_$t" 'substr($1, length($1) - length(t) + 1) == t { print $2 }')
+      case "$state" in
+        PENDING | RUNNING | CONFIGURING | "") ;;
+        *) fail "array task ${job}_$t ended ($state) before its first program was journaled" ;;
+      esac
+      [ $((SECONDS - start_s)) -lt "$LIMIT_S" ] || fail "no program of shard $t finished within ${LIMIT_S}s"
+    fi
+    i=$((i + 1))
+    sleep 0.1
+  done
+  done_before=$(lines "$journal")
+  say "task ${job}_$t has $done_before of $size programs in its journal: scontrol requeue ${job}_$t"
+  scontrol requeue "${job}_$t" || fail "scontrol requeue ${job}_$t failed"
+  for _ in $(seq 100); do grep -q 'DUE TO JOB REQUEUE' "$tmp/logs/slurm-${job}_$t.out" 2>/dev/null && break; sleep 0.1; done
+  sleep 1
+  if [ "$(lines "$journal")" -lt "$size" ]; then victim=$t; break; fi
+  say "task ${job}_$t finished its shard before the kill reached it; trying the next task"
 done
-done_before=$(lines "$journal0")
-say "task ${job}_0 has $done_before program(s) in its journal: scontrol requeue ${job}_0"
-scontrol requeue "${job}_0" || fail "scontrol requeue ${job}_0 failed"
+[ -n "$victim" ] || fail "no array task could be requeued mid-way (each finished its shard first)"
 wait_done "$job"
 
 bad=$(job_states "$job" | awk '$2 != "COMPLETED" || $3 != "0:0"')
 [ -z "$bad" ] || fail "array tasks did not complete: $bad"
-log0="$tmp/logs/slurm-${job}_0.out"
-[ "$(grep -c '^tune batch: ' "$log0")" -ge 2 ] || fail "task ${job}_0 was not run again after the requeue"
-grep -q 'DUE TO JOB REQUEUE' "$log0" || fail "task ${job}_0 was not killed by the requeue"
+logv="$tmp/logs/slurm-${job}_$victim.out"
+[ "$(grep -c '^tune batch: ' "$logv")" -ge 2 ] || fail "task ${job}_$victim was not run again after the requeue"
+grep -q 'DUE TO JOB REQUEUE' "$logv" || fail "task ${job}_$victim was not killed by the requeue"
 # The resumed run's first line: "tune batch: N programs, K already finished, M to tune";
 # a program may have finished between the look at the journal and the kill.
 n="" k=""
-read -r n k < <(sed -n 's/^tune batch: \([0-9]*\) programs, \([0-9]*\) already finished,.*/\1 \2/p' "$log0" | tail -n 1) || true
-if [ -z "$k" ] || [ "$k" -lt "$done_before" ]; then
-  fail "the requeued task did not resume: $(grep '^tune batch: ' "$log0" | tail -n 1)"
+read -r n k < <(sed -n 's/^tune batch: \([0-9]*\) programs, \([0-9]*\) already finished,.*/\1 \2/p' "$logv" | tail -n 1) || true
+if [ -z "$k" ] || [ "$k" -lt "$done_before" ] || [ "$k" -ge "$n" ]; then
+  fail "the requeued task ${job}_$victim did not resume mid-way: $(grep '^tune batch: ' "$logv" | tail -n 1)"
 fi
-[ "$k" -lt "$n" ] || fail "task ${job}_0 had finished its shard before the requeue killed it"
 for s in $(seq 0 $((shards - 1))); do
   d="$tmp/results/shard-$s/journal.jsonl"
   dup=$(python3 -c 'import json,sys,collections; c=collections.Counter(json.loads(l)["program"] for l in open(sys.argv[1])); print(" ".join(k for k, v in c.items() if v > 1))' "$d")
@@ -301,4 +319,4 @@ manifest=$(printf '%s\n' "${PROGRAMS[@]}" | sort)
   fail "merged programs ($(echo "$merged" | tr '\n' ' ')) differ from the manifest's ($(echo "$manifest" | tr '\n' ' '))"
 
 tail -n 2 "$tmp/logs/merge.out" >&2
-echo "test-slurm: ok: $shards array tasks (${job}_0 requeued after $done_before program(s) and resumed), merged $(echo "$merged" | wc -l) programs = the unsharded run's, $((SECONDS - start_s)) s"
+echo "test-slurm: ok: $shards array tasks (${job}_$victim requeued after $k of $n programs and resumed), merged $(echo "$merged" | wc -l) programs = the unsharded run's, $((SECONDS - start_s)) s"
