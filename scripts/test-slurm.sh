@@ -56,16 +56,14 @@ fail() {
 }
 
 # --- 1. packages -------------------------------------------------------------------
+[ "$(id -u)" -eq 0 ] || fail "must run as root (apt-get, and slurmd starts jobs as their user)"
 if ! command -v slurmctld >/dev/null 2>&1 || ! command -v slurmd >/dev/null 2>&1 ||
   ! command -v sbatch >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1; then
   say "installing slurm-wlm and munge"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq || fail "apt-get update failed"
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null ||
+  apt-get update -qq || fail "apt-get update failed"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null ||
     fail "apt-get install slurm-wlm munge failed"
 fi
-[ "$(id -u)" -eq 0 ] || fail "must run as root (slurmd starts jobs as their user)"
 command -v python3 >/dev/null 2>&1 || fail "python3 not found (it reads the suite manifest)"
 
 # --- the tune binary -----------------------------------------------------------------
@@ -81,13 +79,29 @@ case "$TUNE_BIN" in /*) ;; *) TUNE_BIN="$root/$TUNE_BIN" ;; esac
 tmp=$(mktemp -d /tmp/tune-slurm.XXXXXX)
 chmod 755 "$tmp"
 pids=()
+job=""
+steps() { # the slurmstepd processes of this test's cluster (their log is in $tmp)
+  local d f
+  for d in /proc/[0-9]*; do
+    [ "$(cat "$d/comm" 2>/dev/null)" = slurmstepd ] || continue
+    for f in "$d"/fd/*; do
+      case "$(readlink "$f" 2>/dev/null)" in "$tmp"/*) echo "${d#/proc/}"; break ;; esac
+    done
+  done
+}
 cleanup() {
   local p
+  # Jobs first: their slurmstepd and tune processes outlive slurmd.
+  if [ -n "$job" ]; then
+    scancel "$job" 2>/dev/null || true
+    for _ in $(seq 20); do [ -z "$(squeue -h -j "$job" 2>/dev/null)$(steps)" ] && break; sleep 0.5; done
+  fi
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do
     for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.5; done
     kill -9 "$p" 2>/dev/null || true
   done
+  for p in $(steps); do kill -9 "$p" 2>/dev/null || true; done
   if [ "${KEEP:-0}" = 1 ]; then echo "test-slurm: kept $tmp" >&2; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
