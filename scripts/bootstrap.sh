@@ -9,8 +9,9 @@
 # Debian's packages. For `test` and `env` only (training the model, the `train` feature):
 # python3-venv and libtorch 2.13.0 as the PyPI package torch==2.13.0 in a virtual
 # environment outside the checkout ($TUNE_TORCH_VENV, default ~/.cache/tune/torch-venv),
-# which the tch crate links (LIBTORCH_USE_PYTORCH=1). `run` builds tune without
-# training: inference is plain Rust, so it needs no libtorch.
+# which the tch crate links (LIBTORCH_USE_PYTORCH=1). For `test` only: Debian's
+# slurm-wlm and munge (scripts/test-slurm.sh installs them when missing). `run` builds
+# tune without training: inference is plain Rust, so it needs no libtorch.
 # Rust (cargo) must already be on the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -79,6 +80,10 @@ case "${1:-run}" in
     # away from the checkout, runs tune apply with the built-in model.
     say "tune without the train feature"
     cargo test -p tune-e2e --test installed 2>&1 | tee -a "$log" || status=$?
+    # The README's Slurm job array on a single-node cluster started for the test, with
+    # that tune (about a minute; installs slurm-wlm and munge when missing).
+    say "the Slurm job array: scripts/test-slurm.sh"
+    scripts/test-slurm.sh 2>&1 | tee -a "$log" || status=$?
     # One closing line with the totals over every test binary.
     awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed/) p += $(i-1); if ($(i) ~ /^failed/) f += $(i-1) } }
          END { printf "total: %d passed, %d failed\n", p, f }' "$log"
