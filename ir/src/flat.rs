@@ -86,7 +86,6 @@ impl Poly {
                     _ => return None,
                 }
             }
-            Expr::Cast { dtype, arg } if !dtype.is_float() => Poly::of(arg)?,
             _ => return None,
         })
     }
