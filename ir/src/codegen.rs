@@ -100,13 +100,15 @@ fn find_nests<'a>(
 }
 
 /// Names a body reads or writes that it does not declare itself.
-struct Uses {
-    vars: Vec<String>,
-    arrays: Vec<String>,
-    written: BTreeSet<String>,
+pub(crate) struct Uses {
+    pub(crate) vars: Vec<String>,
+    pub(crate) arrays: Vec<String>,
+    pub(crate) written: BTreeSet<String>,
+    /// What the body declares: loop variables, declarations, glue's declarations.
+    pub(crate) bound: BTreeSet<String>,
 }
 
-fn uses(body: &[Node], program: &Program) -> Uses {
+pub(crate) fn uses(body: &[Node], program: &Program) -> Uses {
     let mut bound: BTreeSet<String> = BTreeSet::new();
     let mut vars = Vec::new();
     let mut arrays = Vec::new();
@@ -160,8 +162,11 @@ fn uses(body: &[Node], program: &Program) -> Uses {
         Node::Opaque(o) => {
             // It may read whatever it names and write what `writes` says.
             for name in o.names.iter().filter(|n| !bound.contains(*n)) {
-                if program.array(name).is_some() {
-                    if !arrays.contains(name) {
+                if let Some(a) = program.array(name) {
+                    // A pointer read as an array has extents only where the IR indexes
+                    // it: glue alone (its accesses in another function were read) does
+                    // not make it one here.
+                    if !a.flat && !arrays.contains(name) {
                         arrays.push(name.clone());
                     }
                 } else if program.scalar(name).is_some() {
@@ -178,17 +183,6 @@ fn uses(body: &[Node], program: &Program) -> Uses {
         }
         Node::Block(_) => {}
     });
-    // A pointer read as an array in another function only (here its accesses are glue)
-    // has no extents here.
-    let mut accessed: BTreeSet<String> = BTreeSet::new();
-    crate::transform::rewrite::for_each_expr(body, &mut |e| {
-        e.walk(&mut |x| {
-            if let Expr::Access { array, .. } = x {
-                accessed.insert(array.clone());
-            }
-        })
-    });
-    arrays.retain(|a| accessed.contains(a) || !program.array(a).is_some_and(|x| x.flat));
     // Extents of the arrays used are needed to declare them.
     for a in &arrays {
         if let Some(arr) = program.array(a) {
@@ -207,6 +201,7 @@ fn uses(body: &[Node], program: &Program) -> Uses {
         vars,
         arrays,
         written,
+        bound,
     }
 }
 
@@ -630,21 +625,10 @@ fn region_glue(
     // A pointer read as an array may have extents in names the region declares
     // (`int n = 100;` before its loops): it has no shape at the region's entry, and its
     // nests save it.
-    let mut declared: BTreeSet<&str> = BTreeSet::new();
-    walk_nodes(&region.body, &mut |n, _| match n {
-        Node::Decl(d) => {
-            declared.insert(&d.name);
-        }
-        Node::Opaque(o) => declared.extend(o.declares.iter().map(String::as_str)),
-        Node::Loop(l) => {
-            declared.insert(&l.var);
-        }
-        Node::Assign(_) | Node::If(_) | Node::Block(_) => {}
-    });
     let shaped_here = |x: &Array| {
         !x.dims
             .iter()
-            .any(|d| declared.iter().any(|name| d.mentions(name)))
+            .any(|d| u.bound.iter().any(|name| d.mentions(name)))
     };
     let ext_arrays: Vec<&String> = u
         .arrays

@@ -543,32 +543,12 @@ fn linear(e: &Expr, flat: &BTreeMap<&str, &[Expr]>) -> Option<Expr> {
 /// arrays, two pointers are distinct arrays to the dependence analysis: a nest a
 /// recipe changed runs only where that holds, and the user's nest elsewhere.
 pub fn disjoint_condition(program: &Program, root: &crate::program::Loop) -> Option<String> {
-    let (mut u, mut w) = (BTreeSet::new(), BTreeSet::new());
-    let node = Node::Loop(root.clone());
-    crate::program::walk_nodes(std::slice::from_ref(&node), &mut |n, _| {
-        let mut exprs: Vec<&Expr> = Vec::new();
-        match n {
-            Node::Assign(a) => {
-                if let Expr::Access { array, .. } = &a.target {
-                    w.insert(array.clone());
-                }
-                exprs.extend([&a.target, &a.value]);
-            }
-            Node::Loop(l) => exprs.extend([&l.init, &l.bound]),
-            Node::If(i) => exprs.push(&i.cond),
-            Node::Decl(d) => exprs.extend(d.init.iter()),
-            Node::Block(_) | Node::Opaque(_) => {}
-        }
-        for e in exprs {
-            e.walk(&mut |x| {
-                if let Expr::Access { array, .. } = x {
-                    u.insert(array.clone());
-                }
-            });
-        }
-    });
-    let flat = |name: &String| program.array(name).is_some_and(|a| a.flat);
-    let used: Vec<&String> = u.iter().filter(|n| flat(n)).collect();
+    let u = crate::codegen::uses(std::slice::from_ref(&Node::Loop(root.clone())), program);
+    let used: Vec<&String> = u
+        .arrays
+        .iter()
+        .filter(|n| program.array(n).is_some_and(|a| a.flat))
+        .collect();
     let end = |name: &str| -> String {
         let a = program.array(name).expect("flat array");
         let count: Vec<String> = a
@@ -578,12 +558,12 @@ pub fn disjoint_condition(program: &Program, root: &crate::program::Loop) -> Opt
             .collect();
         format!("(const char *)({name} + {})", count.join(" * "))
     };
+    // A restrict pointer's elements are reached through it alone.
+    let restrict = |n: &str| program.array(n).is_some_and(|a| a.restrict);
     let mut pairs = Vec::new();
     for (k, p) in used.iter().enumerate() {
         for q in &used[k + 1..] {
-            // A restrict pointer's elements are reached through it alone.
-            let restrict = |n: &str| program.array(n).is_some_and(|a| a.restrict);
-            if (w.contains(*p) || w.contains(*q)) && !restrict(p) && !restrict(q) {
+            if (u.written.contains(*p) || u.written.contains(*q)) && !restrict(p) && !restrict(q) {
                 pairs.push(format!(
                     "({} <= (const char *){q} || {} <= (const char *){p})",
                     end(p),
