@@ -354,6 +354,7 @@ fn cmd_run(a: RunArgs, program_args: Vec<String>) -> Result<i32, Error> {
         capture: false,
         save_budget: None,
         representative: a.representative,
+        whole_nests: false,
     };
     let summary = run_program(&cfg)?;
     if !a.quiet {

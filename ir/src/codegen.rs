@@ -60,6 +60,42 @@ pub fn nests(program: &Program) -> Vec<Nest> {
     out
 }
 
+/// The whole loop nests of a program: each top-level loop of a region that is not a
+/// nest itself but holds nests under its control loops (a time loop, the `k` of a
+/// factorization, a row loop of a solver), with no statement the IR does not model.
+/// They are the unit of the whole-nest stage of tuning: measured as the program runs
+/// them, on the data saved at their entry, transformed by recipes whose steps may name
+/// any of their loops. Named `wholeK`; their `id` is the runtime slot after those of
+/// the nests and regions.
+pub fn whole_nests(program: &Program, nests: &[Nest]) -> Vec<Nest> {
+    let mut out = Vec::new();
+    for region in &program.regions {
+        for n in &region.body {
+            let Node::Loop(l) = n else { continue };
+            let holds_nests = nests
+                .iter()
+                .any(|x| x.region == region.index && x.control.contains(&l.id));
+            let is_nest = nests
+                .iter()
+                .any(|x| x.region == region.index && x.root == l.id);
+            if !holds_nests || is_nest || crate::program::has_opaque(&l.body) {
+                continue;
+            }
+            let k = out.len();
+            let mut w = describe_nest(
+                program,
+                region,
+                l,
+                &[],
+                nests.len() + program.regions.len() + k,
+            );
+            w.name = format!("whole{k}");
+            out.push(w);
+        }
+    }
+    out
+}
+
 /// Whether the loop is parallel, by the analysis or by the user's OpenMP claim.
 fn parallel(l: &Loop) -> bool {
     l.kind != LoopKind::Loop || l.is_parallel_for()
@@ -254,6 +290,8 @@ pub struct CodegenOptions {
     pub openmp: bool,
     /// Timers and Save calls into the runtime.
     pub instrument: bool,
+    /// With `instrument`: time and Save the whole loop nests ([`whole_nests`]) too.
+    pub whole_nests: bool,
 }
 
 /// The generated translation unit.
@@ -677,10 +715,16 @@ fn region_glue(
     // there as the user wrote them, with one subscript.
     let mut body = region.body.clone();
     crate::flat::linearize(program, &mut body);
+    let wholes = if opts.instrument && opts.whole_nests {
+        whole_nests(program, nests)
+    } else {
+        Vec::new()
+    };
     let g = Glue {
         program,
         region,
         nests,
+        wholes: &wholes,
         opts,
         exit: &exit,
     };
@@ -694,6 +738,8 @@ struct Glue<'a> {
     program: &'a Program,
     region: &'a Region,
     nests: &'a [Nest],
+    /// Whole nests timed and saved around their loop.
+    wholes: &'a [Nest],
     opts: CodegenOptions,
     /// Code that ends the region (its timer, the Save of its outputs), at depth 1.
     exit: &'a str,
@@ -711,12 +757,29 @@ impl Glue<'_> {
                     {
                         nest_call(self.program, nest, self.opts, depth, out);
                     } else {
-                        pad(out, depth);
+                        let whole = self
+                            .wholes
+                            .iter()
+                            .find(|x| x.region == self.region.index && x.root == l.id);
+                        let d = if let Some(w) = whole {
+                            pad(out, depth);
+                            out.push_str("{\n");
+                            enter(self.program, w, depth + 1, out);
+                            depth + 1
+                        } else {
+                            depth
+                        };
+                        pad(out, d);
                         out.push_str(&print::loop_header(l, l.declares_var));
                         out.push_str(" {\n");
-                        self.body(&l.body, depth + 1, out);
-                        pad(out, depth);
+                        self.body(&l.body, d + 1, out);
+                        pad(out, d);
                         out.push_str("}\n");
+                        if let Some(w) = whole {
+                            leave(self.program, w, d, out);
+                            pad(out, depth);
+                            out.push_str("}\n");
+                        }
                     }
                 }
                 Node::If(i) => {
@@ -786,11 +849,23 @@ fn nest_call(program: &Program, nest: &Nest, opts: CodegenOptions, depth: usize,
         out.push('\n');
         return;
     }
-    let slot = nest.id;
-    let tag = &nest.name;
     pad(out, depth);
     out.push_str("{\n");
     let d = depth + 1;
+    enter(program, nest, d, out);
+    pad(out, d);
+    out.push_str(&call);
+    out.push('\n');
+    leave(program, nest, d, out);
+    pad(out, depth);
+    out.push_str("}\n");
+}
+
+/// A nest's entry: its invocation counted, its inputs saved, its timer started (its
+/// slot is its `id`, the version `tune_v`).
+fn enter(program: &Program, nest: &Nest, d: usize, out: &mut String) {
+    let slot = nest.id;
+    let tag = &nest.name;
     pad(out, d);
     let _ = writeln!(out, "long tune_v = tune_rt_enter({slot}, \"{tag}\");");
     let inputs = SaveSet {
@@ -804,9 +879,12 @@ fn nest_call(program: &Program, nest: &Nest, opts: CodegenOptions, depth: usize,
     save_block(out, d, slot, program, &inputs, tag, "tune_v", false);
     pad(out, d);
     let _ = writeln!(out, "tune_rt_start({slot});");
-    pad(out, d);
-    out.push_str(&call);
-    out.push('\n');
+}
+
+/// A nest's exit: its timer stopped, its outputs saved.
+fn leave(program: &Program, nest: &Nest, d: usize, out: &mut String) {
+    let slot = nest.id;
+    let tag = &nest.name;
     pad(out, d);
     let _ = writeln!(out, "tune_rt_stop({slot}, tune_v);");
     let outputs = SaveSet {
@@ -824,6 +902,4 @@ fn nest_call(program: &Program, nest: &Nest, opts: CodegenOptions, depth: usize,
             .collect(),
     };
     save_block(out, d, slot, program, &outputs, tag, "tune_v", true);
-    pad(out, depth);
-    out.push_str("}\n");
 }

@@ -303,12 +303,15 @@ pub enum Directive {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         reduction: Vec<ReductionItem>,
     },
-    /// `#pragma omp simd [simdlen(w)] [lastprivate(..)]`
+    /// `#pragma omp simd [simdlen(w)] [lastprivate(..)] [reduction(..)]`
     OmpSimd {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         simdlen: Option<u32>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         lastprivate: Vec<String>,
+        /// Scalars a reduction loop accumulates: one partial result per vector lane.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reduction: Vec<ReductionItem>,
     },
     /// `#pragma GCC unroll n`
     GccUnroll { factor: u32 },
@@ -409,12 +412,17 @@ impl fmt::Display for Directive {
             Directive::OmpSimd {
                 simdlen,
                 lastprivate: vars,
+                reduction,
             } => {
                 f.write_str("#pragma omp simd")?;
                 if let Some(w) = simdlen {
                     write!(f, " simdlen({w})")?;
                 }
-                lastprivate(f, vars)
+                lastprivate(f, vars)?;
+                for r in reduction {
+                    write!(f, " reduction({r})")?;
+                }
+                Ok(())
             }
             Directive::GccUnroll { factor } => write!(f, "#pragma GCC unroll {factor}"),
             Directive::Other { text } | Directive::InParallel { text } => f.write_str(text),
@@ -886,8 +894,19 @@ mod directive_tests {
         let simd = Directive::OmpSimd {
             simdlen: Some(8),
             lastprivate: vec![],
+            reduction: vec![],
         };
         assert_eq!(simd.to_string(), "#pragma omp simd simdlen(8)");
+        let simd_sum = Directive::OmpSimd {
+            simdlen: None,
+            lastprivate: vec![],
+            reduction: vec![ReductionItem {
+                op: '+',
+                name: "acc".into(),
+                section: Vec::new(),
+            }],
+        };
+        assert_eq!(simd_sum.to_string(), "#pragma omp simd reduction(+:acc)");
         let unroll = Directive::GccUnroll { factor: 4 };
         assert_eq!(unroll.to_string(), "#pragma GCC unroll 4");
         let other = Directive::Other {

@@ -35,7 +35,8 @@ fn gemm_instrumented_with_openmp() {
         "gemm",
         CodegenOptions {
             openmp: true,
-            instrument: true
+            instrument: true,
+            whole_nests: false,
         }
     ));
 }
@@ -46,7 +47,8 @@ fn jacobi_2d_nests_under_a_time_loop() {
         "jacobi-2d",
         CodegenOptions {
             openmp: true,
-            instrument: false
+            instrument: false,
+            whole_nests: false,
         }
     ));
 }
@@ -57,7 +59,8 @@ fn ludcmp_scalars_passed_by_pointer_and_lastprivate() {
         "ludcmp",
         CodegenOptions {
             openmp: true,
-            instrument: false
+            instrument: false,
+            whole_nests: false,
         }
     ));
 }
@@ -68,7 +71,8 @@ fn durbin_glue_statements_between_nests() {
         "durbin",
         CodegenOptions {
             openmp: false,
-            instrument: true
+            instrument: true,
+            whole_nests: false,
         }
     ));
 }
@@ -90,6 +94,7 @@ fn pointers_read_as_arrays_and_a_return_that_ends_the_region() {
         CodegenOptions {
             openmp: false,
             instrument: true,
+            whole_nests: false,
         },
     );
     // The glue indexes the pointers with one subscript and ends the region before the

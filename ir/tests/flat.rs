@@ -105,6 +105,7 @@ fn a_pointer_shaped_by_a_size_the_function_declares_is_saved_by_its_nests_only()
     let opts = ir::codegen::CodegenOptions {
         openmp: false,
         instrument: true,
+        whole_nests: false,
     };
     let (_, glue) = ir::codegen::region_code(&p.program, &nests, 0, opts);
     // `n` does not exist at the region's entry: only the nest, after it, saves `a`.

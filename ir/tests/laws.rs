@@ -196,6 +196,7 @@ fn mutated_sources_never_panic_the_frontend() {
                         ir::codegen::CodegenOptions {
                             openmp: true,
                             instrument: true,
+                            whole_nests: false,
                         },
                     );
                 }

@@ -547,3 +547,41 @@ fn parallelize_a_reduction_loop_with_an_array_section() {
         }]
     ));
 }
+
+#[test]
+fn vectorize_the_reductions_of_a_whole_nest() {
+    // cholesky's row loop `i` holds two dot products over k: `A[i][j] -= A[i][k] *
+    // A[j][k]` under j, and `A[i][i] -= A[i][k] * A[i][k]`. In the whole nest each
+    // reduced element becomes a scalar (loaded before its loop, stored after), then
+    // one partial sum per vector lane.
+    use ir::transform::compose::{compose, reduction_parts};
+    let p = load("cholesky");
+    let n = nests(&p);
+    let w = ir::codegen::whole_nests(&p, &n).remove(0);
+    assert_eq!(w.name, "whole0");
+    let root = p.find_loop(w.region, w.root).unwrap();
+    let parts = reduction_parts(root);
+    assert_eq!(
+        parts.iter().map(|x| x.anchor).collect::<Vec<_>>(),
+        vec![2, 3]
+    );
+    let (recipe, left_out) = compose(&p, w.region, w.root, &parts);
+    assert!(left_out.is_empty(), "{left_out:?}");
+    assert_eq!(
+        recipe.steps,
+        vec![
+            Step::ScalarReplace { at: 3 },
+            Step::Vectorize { at: 3, width: None },
+            Step::ScalarReplace { at: 2 },
+            Step::Vectorize { at: 2, width: None },
+        ]
+    );
+    let t = apply(&p, w.region, w.root, &recipe).unwrap();
+    assert!(ir::verify::verify(&t.program).is_empty());
+    let c = nest_function_with(&t.program, &w, &t.root, CodegenOptions::default());
+    assert_eq!(c.matches("#pragma omp simd reduction(+:").count(), 2, "{c}");
+    insta::assert_snapshot!(c);
+    // The element itself cannot be a lane's partial sum.
+    let r = refusal("cholesky", 0, vec![Step::Vectorize { at: 0, width: None }]);
+    assert!(r.to_string().contains("reduction over array 'A'"), "{r}");
+}

@@ -51,6 +51,7 @@ fn main() {
             capture: true,
             save_budget: None,
             representative: false,
+            whole_nests: false,
         };
         let dry = dry_run(&cfg, &profiling::phases::Phases::new()).expect("dry run");
         let nest = dry.nests[nest_index].clone();

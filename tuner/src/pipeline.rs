@@ -223,6 +223,7 @@ impl Pipeline {
         Ok(RunConfig {
             function: p.function.clone(),
             program_args: p.program_args.clone(),
+            whole_nests: true,
             ..RunConfig::tuning(p.cc()?, self.cache_root.clone(), self.toolchain.clone())
         })
     }

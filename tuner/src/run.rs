@@ -39,6 +39,9 @@ pub struct RunConfig {
     /// time was spent instead of the first when the first is much smaller (a second run
     /// of the program; `crate::versions`).
     pub representative: bool,
+    /// Time and Save the whole loop nests too (`ir::codegen::whole_nests`): the
+    /// whole-nest stage of `tune apply` measures them on that data.
+    pub whole_nests: bool,
 }
 
 impl RunConfig {
@@ -57,6 +60,7 @@ impl RunConfig {
             capture: true,
             save_budget: None,
             representative: true,
+            whole_nests: false,
         }
     }
 }
@@ -216,6 +220,9 @@ pub struct RunSummary {
     pub regions: Vec<RegionSummary>,
     /// Every nest.
     pub nests: Vec<NestSummary>,
+    /// The whole loop nests, when the run timed them (`RunConfig::whole_nests`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wholes: Vec<NestSummary>,
     /// What was saved.
     pub saved: Option<SaveSummary>,
     /// Content key of the build.
@@ -302,6 +309,7 @@ pub fn prepare(
         CodegenOptions {
             openmp: cfg.openmp,
             instrument,
+            whole_nests: cfg.whole_nests,
         },
     );
     drop(codegen);
@@ -330,6 +338,8 @@ pub struct DryRun {
     pub parsed: ir::Parsed,
     /// Its nests.
     pub nests: Vec<Nest>,
+    /// Its whole loop nests, when the run timed and saved them.
+    pub wholes: Vec<Nest>,
     /// Its cache folder.
     pub cache: ProgramCache,
     /// The program's output when `RunConfig::capture` was set.
@@ -430,13 +440,20 @@ pub fn dry_run(cfg: &RunConfig, phases: &Phases) -> Result<DryRun> {
     }
 
     drop(run_phase);
-    let summary = summarize(&parsed, &nests, &report, &outcome, &b, saved);
+    let wholes = if cfg.whole_nests {
+        ir::codegen::whole_nests(&parsed.program, &nests)
+    } else {
+        Vec::new()
+    };
+    let mut summary = summarize(&parsed, &nests, &report, &outcome, &b, saved);
+    summary.wholes = nest_summaries(&parsed.program, &wholes, &report);
     let text = serde_json::to_string_pretty(&summary).expect("summary serializes");
     crate::files::write(&cache.run_summary(), &text)?;
     Ok(DryRun {
         summary,
         parsed: parsed.clone(),
         nests,
+        wholes,
         cache,
         stdout: outcome.stdout,
         stderr: outcome.stderr,
@@ -453,6 +470,33 @@ pub fn checked_dry_run(cfg: &RunConfig) -> Result<DryRun> {
         )));
     }
     Ok(dry)
+}
+
+/// What the runtime reported of each nest (timer slots found by name).
+fn nest_summaries(
+    program: &ir::Program,
+    nests: &[Nest],
+    report: &RuntimeReport,
+) -> Vec<NestSummary> {
+    let slot = |name: &str| report.slots.iter().find(|s| s.name == name);
+    nests
+        .iter()
+        .map(|n| {
+            let region = &program.regions[n.region];
+            let root = ir::program::find_loop(&region.body, n.root).expect("nest root");
+            let s = slot(&n.name);
+            NestSummary {
+                name: n.name.clone(),
+                region: n.region,
+                line: root.pos.line,
+                invocations: s.map_or(0, |s| s.invocations),
+                total_s: s.map_or(0.0, |s| s.total_s),
+                min_s: s.map_or(0.0, |s| s.min_s),
+                max_s: s.map_or(0.0, |s| s.max_s),
+                loops: loop_summaries(std::slice::from_ref(&Node::Loop(root.clone()))),
+            }
+        })
+        .collect()
 }
 
 fn summarize(
@@ -481,24 +525,7 @@ fn summarize(
             }
         })
         .collect();
-    let nests = nests
-        .iter()
-        .map(|n| {
-            let region = &program.regions[n.region];
-            let root = ir::program::find_loop(&region.body, n.root).expect("nest root");
-            let s = slot(&n.name);
-            NestSummary {
-                name: n.name.clone(),
-                region: n.region,
-                line: root.pos.line,
-                invocations: s.map_or(0, |s| s.invocations),
-                total_s: s.map_or(0.0, |s| s.total_s),
-                min_s: s.map_or(0.0, |s| s.min_s),
-                max_s: s.map_or(0.0, |s| s.max_s),
-                loops: loop_summaries(std::slice::from_ref(&Node::Loop(root.clone()))),
-            }
-        })
-        .collect();
+    let nests = nest_summaries(program, nests, report);
     RunSummary {
         program: program.name.clone(),
         file: program.file.clone(),
@@ -507,6 +534,7 @@ fn summarize(
         wall_s: outcome.wall_seconds,
         regions,
         nests,
+        wholes: Vec::new(),
         saved,
         build_key: b.key.clone(),
         build_cache_hit: b.cache_hit,

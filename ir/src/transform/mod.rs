@@ -14,7 +14,9 @@
 //!   component);
 //! - parallelization: the loop is a map (no carried dependence after privatization);
 //!   with `collapse(n)`, every loop of the perfect, rectangular band of `n` is a map;
-//! - vectorization (`omp simd`, optionally `simdlen`): an innermost map;
+//! - vectorization (`omp simd`, optionally `simdlen`): an innermost map, or an
+//!   innermost reduction whose carried dependences all run between the parts of
+//!   `x op= e` statements on scalars (`reduction(op:x)`: one partial result per lane);
 //! - unrolling: always legal (a hint to the compiler);
 //! - unroll-and-jam of loop `v` by `f`: the copies `v, v+1, .., v+f-1` of the body are
 //!   merged into every inner loop whose header does not depend on `v` (the jammed
@@ -46,6 +48,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 
 mod band;
+pub mod compose;
 mod fission;
 mod fuse;
 mod interchange;
@@ -464,6 +467,7 @@ mod tests {
         l.directives = vec![Directive::OmpSimd {
             simdlen: None,
             lastprivate: Vec::new(),
+            reduction: Vec::new(),
         }];
         assert_eq!(l.collapse(), None);
     }

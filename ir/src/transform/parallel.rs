@@ -96,7 +96,11 @@ pub(crate) fn parallelize(
 /// its operator: scalars as they are, arrays as a section over the whole array.
 /// Arrays are reduced only by the nest's outermost loop: each run of the loop copies
 /// the whole array per thread.
-fn reduction_items(l: &Loop, outermost: bool, cx: &Ctx) -> Result<Vec<ReductionItem>, Refusal> {
+pub(super) fn reduction_items(
+    l: &Loop,
+    outermost: bool,
+    cx: &Ctx,
+) -> Result<Vec<ReductionItem>, Refusal> {
     let an = cx.an;
     let private_scalars = an.private_scalars.get(&l.id);
     let private_arrays = an.private_arrays.get(&l.id);

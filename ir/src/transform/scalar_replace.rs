@@ -70,7 +70,7 @@ pub(crate) fn scalar_replace(nest: &mut Loop, at: usize, cx: &mut Ctx) -> Result
             Expr::Access {
                 array: a,
                 indices: idx,
-            } => a == array && *y != &x && !distinct(indices, idx),
+            } => a == array && *y != &x && !distinct(indices, idx) && !apart_in(&l, indices, idx),
             _ => false,
         });
         match clash {
@@ -165,6 +165,48 @@ pub(crate) fn distinct(a: &[Expr], b: &[Expr]) -> bool {
             _ => false,
         },
     )
+}
+
+/// Two subscript lists name different elements in every iteration of loop `l`: in
+/// some dimension their difference is `c * v + r` for `l`'s variable `v` and an `r`
+/// free of it, and over `l`'s range (`init <= v < bound` or `init <= v <= bound`,
+/// step positive) that difference stays on one side of zero (`A[i][k]` against
+/// `A[i][j]` for `k < j`: `k - j <= -1`).
+fn apart_in(l: &Loop, a: &[Expr], b: &[Expr]) -> bool {
+    if l.step <= 0 {
+        return false;
+    }
+    let last = match l.cmp {
+        LoopCmp::Lt => affine_of(&l.bound, &|_| true).and_then(|b| b.add(&Affine::constant(-1))),
+        LoopCmp::Le => affine_of(&l.bound, &|_| true),
+        _ => None,
+    };
+    let (Some(first), Some(last)) = (affine_of(&l.init, &|_| true), last) else {
+        return false;
+    };
+    a.iter().zip(b).any(|(x, y)| {
+        let d = match (affine_of(x, &|_| true), affine_of(y, &|_| true)) {
+            (Some(x), Some(y)) => x.sub(&y),
+            _ => None,
+        };
+        let Some(d) = d else { return false };
+        let c = d.coeff(&l.var);
+        if c == 0 {
+            return false;
+        }
+        let mut rest = d.clone();
+        rest.coeffs.remove(&l.var);
+        // The difference is monotone in `v`: its least and greatest values are at
+        // the ends of the range.
+        let at = |v: &Affine| v.scale(c).and_then(|cv| cv.add(&rest));
+        let (least, greatest) = if c > 0 {
+            (at(&first), at(&last))
+        } else {
+            (at(&last), at(&first))
+        };
+        least.is_some_and(|m| m.is_constant() && m.constant > 0)
+            || greatest.is_some_and(|m| m.is_constant() && m.constant < 0)
+    })
 }
 
 pub(crate) fn runs_at_least_once(l: &Loop) -> bool {

@@ -1,4 +1,6 @@
-//! Vectorization: `omp simd`, optionally with `simdlen`.
+//! Vectorization: `omp simd`, optionally with `simdlen`; a reduction loop over scalars
+//! with `reduction` clauses (each lane keeps a partial result, combined after the loop:
+//! the order of the additions changes, as with a parallel reduction).
 
 use super::*;
 
@@ -6,13 +8,20 @@ pub(crate) fn vectorize(l: &mut Loop, width: Option<u32>, cx: &Ctx) -> Result<()
     if !crate::program::loops(&l.body).is_empty() {
         return Err(cx.na(format!("loop '{}' is not innermost", l.var)));
     }
-    if l.kind != LoopKind::Map {
+    if l.kind == LoopKind::Loop {
         return Err(cx.illegal(format!(
             "loop '{}' is {}, not parallel",
             l.var,
             l.kind.verdict()
         )));
     }
+    // Reduced array elements would need a section per lane: scalar replacement makes
+    // them scalars first.
+    let reduction = if l.kind == LoopKind::Reduction {
+        reduction_items(l, false, cx)?
+    } else {
+        Vec::new()
+    };
     if l.has_directives() {
         return Err(cx.na(format!("loop '{}' already carries a directive", l.var)));
     }
@@ -28,10 +37,12 @@ pub(crate) fn vectorize(l: &mut Loop, width: Option<u32>, cx: &Ctx) -> Result<()
             return Err(cx.na(format!("simd width {w} (a power of two in 2..=64)")));
         }
     }
-    let lastprivate = written_outside_decls(l);
+    let mut lastprivate = written_outside_decls(l);
+    lastprivate.retain(|v| !reduction.iter().any(|r| r.name == *v));
     l.directives.push(Directive::OmpSimd {
         simdlen: width,
         lastprivate,
+        reduction,
     });
     Ok(())
 }

@@ -1,0 +1,110 @@
+//! Recipes of a whole loop nest (`codegen::whole_nests`: a top-level loop whose
+//! sequential loops hold nests) composed from parts: the recipes kept for the nests
+//! inside it, moved to their positions in the whole, and rule-made parts such as the
+//! vectorized reductions of its innermost loops.
+//!
+//! A part is anchored at the preorder position of its loop in the whole and names
+//! loops at or after it. Parts are applied from the last anchor to the first: a part
+//! adds or removes loops only inside its anchor's subtree (and, for fission, right
+//! after it), so the positions of the parts still to apply do not move. A part whose
+//! steps do not all apply on the whole as composed so far is left out, with why.
+
+use super::{apply, Recipe, Step};
+use crate::program::{loops, Loop, LoopKind, Program};
+
+/// Steps that transform the whole nest as one part anchored at a loop: the first of
+/// `alternatives` that applies is taken.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    /// Preorder position of the part's loop in the whole nest (0: its root).
+    pub anchor: usize,
+    /// What the part is, for the reasons of a part left out.
+    pub what: String,
+    /// Recipes over the whole nest's positions, tried in order.
+    pub alternatives: Vec<Recipe>,
+}
+
+/// The preorder position of loop `id` in the nest rooted at `root`.
+pub fn position(root: &Loop, id: usize) -> Option<usize> {
+    if root.id == id {
+        return Some(0);
+    }
+    loops(&root.body)
+        .iter()
+        .position(|l| l.id == id)
+        .map(|k| k + 1)
+}
+
+/// A recipe of the nest rooted at `inner` (at position `anchor` of a whole nest)
+/// written over the whole nest's positions.
+pub fn moved(recipe: &Recipe, anchor: usize) -> Recipe {
+    Recipe {
+        steps: recipe
+            .steps
+            .iter()
+            .map(|s| s.moved_to(s.at() + anchor))
+            .collect(),
+    }
+}
+
+/// The parts that vectorize the innermost reduction loops of the nest rooted at
+/// `root` (other than the root): each reduced array element kept in a scalar first
+/// (scalar replacement), then `omp simd reduction` on the loop; or the `omp simd`
+/// alone where the loop already reduces into scalars.
+pub fn reduction_parts(root: &Loop) -> Vec<Part> {
+    loops(&root.body)
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.kind == LoopKind::Reduction && loops(&l.body).is_empty())
+        .map(|(k, l)| {
+            let at = k + 1;
+            let simd = Step::Vectorize { at, width: None };
+            Part {
+                anchor: at,
+                what: format!("the reduction over '{}' vectorized", l.var),
+                alternatives: vec![
+                    Recipe {
+                        steps: vec![Step::ScalarReplace { at }, simd.clone()],
+                    },
+                    Recipe { steps: vec![simd] },
+                ],
+            }
+        })
+        .collect()
+}
+
+/// The recipe of the whole nest rooted at loop `root` of region `region` made of
+/// `parts` (applied from the last anchor to the first; at one anchor, in the order
+/// given), and the parts left out with why.
+pub fn compose(
+    program: &Program,
+    region: usize,
+    root: usize,
+    parts: &[Part],
+) -> (Recipe, Vec<String>) {
+    let mut order: Vec<&Part> = parts.iter().collect();
+    // Stable: parts at one anchor keep their order.
+    order.sort_by_key(|p| std::cmp::Reverse(p.anchor));
+    let mut recipe = Recipe::default();
+    let mut left_out = Vec::new();
+    for part in order {
+        let mut why: Vec<String> = Vec::new();
+        let mut taken = false;
+        for alt in &part.alternatives {
+            let mut tried = recipe.clone();
+            tried.steps.extend(alt.steps.iter().cloned());
+            match apply(program, region, root, &tried) {
+                Ok(_) => {
+                    recipe = tried;
+                    taken = true;
+                    break;
+                }
+                Err(e) => why.push(e.to_string()),
+            }
+        }
+        if !taken {
+            left_out.push(format!("{}: {}", part.what, why.join("; or ")));
+        }
+    }
+    (recipe, left_out)
+}
