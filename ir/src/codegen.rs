@@ -62,7 +62,8 @@ pub fn nests(program: &Program) -> Vec<Nest> {
 
 /// The whole loop nests of a program: each top-level loop of a region that is not a
 /// nest itself but holds nests under its control loops (a time loop, the `k` of a
-/// factorization, a row loop of a solver), with no statement the IR does not model.
+/// factorization, a row loop of a solver), with no statement the IR does not model and
+/// no directive of the user's.
 /// They are the unit of the whole-nest stage of tuning: measured as the program runs
 /// them, on the data saved at their entry, transformed by recipes whose steps may name
 /// any of their loops. Named `wholeK`; their `id` is the runtime slot after those of
@@ -78,7 +79,12 @@ pub fn whole_nests(program: &Program, nests: &[Nest]) -> Vec<Nest> {
             let is_nest = nests
                 .iter()
                 .any(|x| x.region == region.index && x.root == l.id);
-            if !holds_nests || is_nest || crate::program::has_opaque(&l.body) {
+            // The user's own directives inside (a parallel region of worksharing
+            // loops) stay as they stand: their nests are tuned one by one.
+            let users = crate::program::loops(&l.body)
+                .iter()
+                .any(|x| x.directives.iter().any(crate::program::Directive::is_users));
+            if !holds_nests || is_nest || users || crate::program::has_opaque(&l.body) {
                 continue;
             }
             let k = out.len();

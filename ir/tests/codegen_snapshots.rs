@@ -110,3 +110,56 @@ fn pointers_read_as_arrays_and_a_return_that_ends_the_region() {
     assert!(stop < glue.find("return total;").unwrap(), "{glue}");
     insta::assert_snapshot!(format!("{functions}/* ---- glue ---- */\n{glue}"));
 }
+
+#[test]
+fn whole_nests_are_timed_and_saved_around_their_loop() {
+    let load = |program: &str| {
+        let path = format!(
+            "{}/../datasets/programs/{program}.c",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let fopts = ir::FrontendOptions {
+            flags: vec!["-DMINI_DATASET".into()],
+            ..Default::default()
+        };
+        ir::load(&path, &fopts).unwrap().program
+    };
+    // Which top-level loops are whole nests: those whose sequential loops hold nests.
+    for (program, wholes) in [
+        ("gemm", 0),      // its one loop is a nest
+        ("doitgen", 0),   // r is parallel: a nest
+        ("cholesky", 1),  // i { j { k }, k }
+        ("lu", 1),        // i { j { k }, j { k } }
+        ("jacobi-2d", 1), // the time loop
+        ("ludcmp", 3),    // k, and the two solves' row loops
+        ("seidel-2d", 0), // no parallel loop at all: one nest
+    ] {
+        let p = load(program);
+        let n = nests(&p);
+        let w = ir::codegen::whole_nests(&p, &n);
+        assert_eq!(w.len(), wholes, "{program}: {w:?}");
+        for (k, x) in w.iter().enumerate() {
+            assert_eq!(x.name, format!("whole{k}"));
+            assert_eq!(x.id, n.len() + p.regions.len() + k);
+            assert!(x.control.is_empty());
+        }
+    }
+    // The glue around jacobi-2d's time loop: its slot entered, its inputs saved, its
+    // timer started; after the loop, stopped and its outputs saved.
+    let glue = code(
+        "jacobi-2d",
+        CodegenOptions {
+            openmp: false,
+            instrument: true,
+            whole_nests: true,
+        },
+    );
+    let enter = glue.find("tune_rt_enter(3, \"whole0\")").expect("entered");
+    let stop = glue.find("tune_rt_stop(3, tune_v)").expect("stopped");
+    let t_loop = glue.find("for (t = 0").expect("time loop");
+    assert!(enter < t_loop && t_loop < stop, "{glue}");
+    assert!(
+        glue.contains("tune_rt_save(\"A\", \"whole0\", tune_v, 1,"),
+        "{glue}"
+    );
+}

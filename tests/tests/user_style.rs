@@ -175,10 +175,10 @@ fn tune_and_check(name: &str, flags: &[&str]) -> (String, String, serde_json::Va
         assert!(at.is_some(), "'{p}' is missing in the tuned file:\n{tuned}");
         kept.remove(at.unwrap());
     }
-    let any_kept = r["nests"]
-        .as_array()
-        .unwrap()
+    let rows = |key: &str| r[key].as_array().cloned().unwrap_or_default();
+    let any_kept = rows("nests")
         .iter()
+        .chain(&rows("wholes"))
         .any(|n| !n["chosen"]["steps"].as_array().unwrap().is_empty());
     if !any_kept {
         assert_eq!(tuned, original);
@@ -413,4 +413,32 @@ fn buffers_swapped_between_time_steps_are_read_as_they_stand_at_each_sweep() {
     let lines = nest_lines(&r);
     assert!(lines.contains(&18), "{lines:?}");
     assert!(!tuned.contains("]["), "{tuned}");
+}
+
+#[test]
+fn a_factorization_is_tuned_as_whole_nests() {
+    // The dot products of `factor` and `forward` sit under sequential row loops: each
+    // row loop is a whole nest, measured as the program runs it, on its saved data,
+    // with its reductions vectorized (the accumulator `a[i*n + i]` kept in a scalar
+    // first). The tuned file prints what the original prints.
+    let (_, tuned, r) = tune_and_check("solver.c", &["-lm"]);
+    let wholes = r["wholes"].as_array().unwrap();
+    assert_eq!(wholes.len(), 2, "{wholes:?}");
+    for w in wholes {
+        let simd = w["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["recipe"].to_string().contains("vectorize"))
+            .unwrap_or_else(|| panic!("no vectorized candidate: {w}"));
+        assert_eq!(simd["verdict"], "verified", "{simd}");
+        assert_eq!(simd["from"]["program"], "whole-nest stage", "{simd}");
+        if !w["chosen"]["steps"].as_array().unwrap().is_empty() {
+            assert!(tuned.contains("#pragma omp simd reduction(+:"), "{tuned}");
+        }
+    }
+    // factor's second dot product accumulates into an element of the matrix: it is
+    // replaced by a scalar so that each lane keeps a partial sum.
+    let factor = &wholes[0]["candidates"].to_string();
+    assert!(factor.contains("scalar_replace"), "{factor}");
 }

@@ -51,6 +51,8 @@ use profiling::roofline::{BytesKind, Roof, RooflineRow};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod whole;
+
 /// Cold runs (each the first run of the nest in a fresh process) measured for the
 /// baseline and for every candidate that beats it warm, when the nest's time in the
 /// program is short enough for a cold run to matter ([`COLD_MATTERS_S`]).
@@ -334,12 +336,32 @@ impl Pipeline {
                 Err(e) => return Err(e),
             }
         }
+        // The whole nests, each measured as the program runs it.
+        let ctx = NestContext {
+            name: &p.name,
+            dry: &dry,
+            db: &db,
+            machine: machine.as_ref(),
+        };
+        let out_of_time = || {
+            self.budget
+                .is_some_and(|b| Duration::from_secs_f64(clock.elapsed()) >= b)
+        };
+        let wholes = self.tune_wholes(
+            &ctx,
+            &nests,
+            &cflags,
+            &mut time,
+            &mut left_out,
+            &out_of_time,
+        )?;
         let mut report = ApplyReport {
             program: dry.parsed.program.name.clone(),
             file: dry.parsed.program.file.clone(),
             k: self.k,
             static_only: self.static_only,
             nests,
+            wholes,
             source: String::new(),
             openmp: false,
             check: None,
@@ -354,7 +376,11 @@ impl Pipeline {
         // The whole program, original against tuned: a nest that won on its cutout can
         // still lose in the program (other data placement, other neighbours in the
         // cache); a tuned program that is not faster beyond the noise is given up.
-        let any_chosen = report.nests.iter().any(|n| !n.chosen.steps.is_empty());
+        let any_chosen = report
+            .nests
+            .iter()
+            .chain(&report.wholes)
+            .any(|n| !n.chosen.steps.is_empty());
         if any_chosen && self.check_runs > 0 {
             self.say(&p.name, "whole-program check");
             let check_clock = Clock::start();
@@ -391,63 +417,13 @@ impl Pipeline {
         let clock = Clock::start();
         let nest = bench.nest;
         let program = bench.program;
-        self.say(ctx.name, &format!("{}: baseline", nest.name));
-        let builder = Timed::new(bench.builder());
-        let runner = Timed::new(bench.runner());
-        let (base_exe, base) = {
-            let built = crate::builder::Builder::build(&builder, &Recipe::default())?;
-            // The untransformed cutout is generated from code that builds: a failure
-            // is ours, not a verdict on the user's program.
-            let exe = match built {
-                crate::builder::Built::Exe(exe) => exe,
-                crate::builder::Built::Failed(why) | crate::builder::Built::Refused(why) => {
-                    return Err(Error::Failed(format!(
-                        "internal: the cutout of {} does not build under the user's flags ({why}); please report",
-                        nest.name
-                    )))
-                }
-            };
-            let run = runner.run(&exe, "original", &self.measure)?;
-            (exe, run)
-        };
-        // Pointers read as arrays are saved apart: where they overlap in the program,
-        // the cutout, on separate copies, computes something else.
-        let flat = |a: &String| program.array(a).is_some_and(|x| x.flat);
-        if base.verdict != Verdict::Verified && nest.arrays.iter().filter(|a| flat(a)).count() > 1 {
-            return Err(Error::Unmeasurable(format!(
-                "its cutout does not reproduce the program's outputs ({}): its pointers \
-                 may overlap in the program",
-                base.verdict.describe()
-            )));
-        }
-        if base.verdict != Verdict::Verified {
-            return Err(Error::Failed(format!(
-                "internal: the cutout of {} does not reproduce its saved outputs under the user's flags ({}); please report",
-                nest.name,
-                base.verdict.describe()
-            )));
-        }
-        // How often the program runs the nest, and the baseline's cold run where it
-        // can matter.
-        let calls = ctx
-            .dry
-            .summary
-            .nests
-            .iter()
-            .find(|s| s.name == nest.name)
-            .map_or(1, |s| s.invocations.max(1));
-        let cold_matters = calls as f64 * base.stats.median < COLD_MATTERS_S;
-        let base_first = if cold_matters {
-            Some(self.cold(&runner, &base_exe, base.first_s)?)
-        } else {
-            None
-        };
+        let base = self.baseline(ctx, bench)?;
         let (features, counts) = clock.add_to(&mut time.profiling_s, || {
             nest_features(
                 program,
                 nest,
                 &ctx.dry.cache.data(),
-                base.stats.median,
+                base.run.stats.median,
                 ctx.machine,
             )
             .ok_or_else(|| Error::Failed(format!("{}: no features", nest.name)))
@@ -468,14 +444,109 @@ impl Pipeline {
             .iter()
             .map(|v| passed_over(ctx.db, &visited, v))
             .collect();
-        // Measure the picks through the tuning loop, one at a time.
-        let picks: Vec<Recipe> = visited
+        let picks: Vec<Option<Recipe>> = visited
             .iter()
-            .filter(|v| v.is_pick())
-            .map(|v| v.recipe.clone())
+            .map(|v| v.is_pick().then(|| v.recipe.clone()))
             .collect();
-        let total = picks.len();
-        let mut strategy = ListedStrategy::new(picks, Proposer::Transfer);
+        let measured = self.measure_picks(
+            ctx,
+            bench,
+            &base,
+            &picks,
+            Proposer::Transfer,
+            &mut candidates,
+            share.map(|d| d.saturating_sub(Duration::from_secs_f64(clock.elapsed()))),
+        )?;
+        Ok(nest_report(
+            ctx, bench, base, candidates, &picks, measured, flops, time, &clock,
+        ))
+    }
+
+    /// The untransformed nest built and measured on its cutout, its cold runs where
+    /// they matter; a nest whose cutout cannot reproduce the program is refused.
+    fn baseline(&self, ctx: &NestContext, bench: &NestBench) -> Result<Baseline> {
+        let nest = bench.nest;
+        let program = bench.program;
+        self.say(ctx.name, &format!("{}: baseline", nest.name));
+        let builder = Timed::new(bench.builder());
+        let runner = Timed::new(bench.runner());
+        let built = crate::builder::Builder::build(&builder, &Recipe::default())?;
+        // The untransformed cutout is generated from code that builds: a failure
+        // is ours, not a verdict on the user's program.
+        let exe = match built {
+            crate::builder::Built::Exe(exe) => exe,
+            crate::builder::Built::Failed(why) | crate::builder::Built::Refused(why) => {
+                return Err(Error::Failed(format!(
+                    "internal: the cutout of {} does not build under the user's flags ({why}); please report",
+                    nest.name
+                )))
+            }
+        };
+        let run = runner.run(&exe, "original", &self.measure)?;
+        // Pointers read as arrays are saved apart: where they overlap in the program,
+        // the cutout, on separate copies, computes something else.
+        let flat = |a: &String| program.array(a).is_some_and(|x| x.flat);
+        if run.verdict != Verdict::Verified && nest.arrays.iter().filter(|a| flat(a)).count() > 1 {
+            return Err(Error::Unmeasurable(format!(
+                "its cutout does not reproduce the program's outputs ({}): its pointers \
+                 may overlap in the program",
+                run.verdict.describe()
+            )));
+        }
+        if run.verdict != Verdict::Verified {
+            return Err(Error::Failed(format!(
+                "internal: the cutout of {} does not reproduce its saved outputs under the user's flags ({}); please report",
+                nest.name,
+                run.verdict.describe()
+            )));
+        }
+        // How often the program runs the nest, and the baseline's cold run where it
+        // can matter.
+        let calls = ctx
+            .dry
+            .summary
+            .nests
+            .iter()
+            .chain(&ctx.dry.summary.wholes)
+            .find(|s| s.name == nest.name)
+            .map_or(1, |s| s.invocations.max(1));
+        let cold_matters = calls as f64 * run.stats.median < COLD_MATTERS_S;
+        let first = if cold_matters {
+            Some(self.cold(&runner, &exe, run.first_s)?)
+        } else {
+            None
+        };
+        Ok(Baseline {
+            run,
+            first,
+            calls,
+            building_s: builder.seconds(),
+            measuring_s: runner.seconds(),
+        })
+    }
+
+    /// Measures the recipes `picks` (one per candidate; `None`: passed over) through
+    /// the tuning loop, one at a time, against the baseline, and records each trial on
+    /// its candidate (cold runs for those that beat the baseline warm, where they
+    /// matter). Returns the variants measured (the baseline included) and the seconds
+    /// spent building and running them.
+    #[allow(clippy::too_many_arguments)]
+    fn measure_picks(
+        &self,
+        ctx: &NestContext,
+        bench: &NestBench,
+        base: &Baseline,
+        picks: &[Option<Recipe>],
+        proposer: Proposer,
+        candidates: &mut [Candidate],
+        time_left: Option<Duration>,
+    ) -> Result<Measured> {
+        let nest = bench.nest;
+        let builder = Timed::new(bench.builder());
+        let runner = Timed::new(bench.runner());
+        let listed: Vec<Recipe> = picks.iter().flatten().cloned().collect();
+        let total = listed.len();
+        let mut strategy = ListedStrategy::new(listed, proposer);
         let mut n = 0;
         let trials = tune_nest(
             bench.target(),
@@ -484,9 +555,8 @@ impl Pipeline {
             &mut strategy,
             &mut MemoryRecords::default(),
             &Budget {
-                kill: Some((crate::tune_loop::KILL_FACTOR, base.stats.median)),
-                // What is left of the nest's share after its baseline.
-                time: share.map(|d| d.saturating_sub(Duration::from_secs_f64(clock.elapsed()))),
+                kill: Some((crate::tune_loop::KILL_FACTOR, base.run.stats.median)),
+                time: time_left,
                 ..Budget::unlimited()
             },
             &self.measure,
@@ -502,80 +572,36 @@ impl Pipeline {
         for t in &trials {
             let Some(c) = candidates
                 .iter_mut()
-                .zip(&visited)
-                .find(|(_, v)| v.is_pick() && &v.recipe == t.recipe())
+                .zip(picks)
+                .find(|(_, p)| p.as_ref() == Some(t.recipe()))
                 .map(|(c, _)| c)
             else {
                 continue;
             };
-            record_trial(c, t, &base.stats);
-            if let (Trial::Ran { exe, run, .. }, true) = (t, base_first.is_some()) {
-                if run.verdict == Verdict::Verified && crate::select::beats(&base.stats, &run.stats)
+            record_trial(c, t, &base.run.stats);
+            if let (Trial::Ran { exe, run, .. }, true) = (t, base.first.is_some()) {
+                if run.verdict == Verdict::Verified
+                    && crate::select::beats(&base.run.stats, &run.stats)
                 {
                     c.first = Some(self.cold(&runner, exe, run.first_s)?);
                 }
             }
         }
-        if share.is_some() {
-            for (c, v) in candidates.iter_mut().zip(&visited) {
-                if v.is_pick() && !trials.iter().any(|t| t.recipe() == &v.recipe) {
+        if time_left.is_some() {
+            for (c, p) in candidates.iter_mut().zip(picks) {
+                if p.as_ref()
+                    .is_some_and(|p| !trials.iter().any(|t| t.recipe() == p))
+                {
                     c.why = "cut: the nest's share of the time budget (--budget-s) ran out \
                              before it was measured"
                         .into();
                 }
             }
         }
-        let base_timing = Timing {
-            stats: base.stats,
-            first: base_first,
-        };
-        let kept = judge(&mut candidates, &base_timing, calls);
-        time.building_s += builder.seconds();
-        time.measuring_s += runner.seconds();
-        let nest_time = NestTime {
-            baseline_s: base.wall_s,
-            candidates_s: candidates.iter().map(|c| c.run_s).sum(),
+        Ok(Measured {
+            variants: measured,
             building_s: builder.seconds(),
             measuring_s: runner.seconds(),
-            total_s: clock.elapsed(),
-        };
-        let tuned = kept.and_then(|i| candidates[i].stats);
-        let roof = ctx.machine.map(|m| Roof::of(m, true));
-        let efficiency = |t: f64| -> Option<f64> {
-            let r = roof.as_ref()?;
-            let (fl, by) = flops?;
-            let work = profiling::roofline::Work {
-                flops: fl,
-                bytes: by,
-                bytes_kind: BytesKind::Compulsory,
-                footprint: by,
-            };
-            Some(RooflineRow::new(&nest.name, 1, t, work, r).efficiency)
-        };
-        let tuned_median = tuned.as_ref().map_or(base.stats.median, |s| s.median);
-        Ok(NestReport {
-            nest: nest.name.clone(),
-            line: nest_root(program, nest).map_or(0, |l| l.pos.line),
-            baseline: base.stats,
-            tuned,
-            speedup: base.stats.median / tuned_median.max(1e-12),
-            chosen: kept
-                .map(|i| candidates[i].recipe.clone())
-                .unwrap_or_default(),
-            neighbours: candidates
-                .iter()
-                .zip(&visited)
-                .filter(|(_, v)| v.is_pick())
-                .map(|(c, _)| c.from.clone())
-                .collect(),
-            candidates,
-            user_parallel: user_parallel(program, nest),
-            efficiency_before: efficiency(base.stats.median),
-            efficiency_after: efficiency(tuned_median),
-            measured_variants: measured,
-            invocations: calls,
-            baseline_first: base_first,
-            time: nest_time,
         })
     }
 
@@ -603,6 +629,95 @@ impl Pipeline {
         v.sort_by(f64::total_cmp);
         Ok(v[v.len() / 2])
     }
+}
+
+/// The choice among the measured candidates and the nest's report row.
+#[allow(clippy::too_many_arguments)]
+fn nest_report(
+    ctx: &NestContext,
+    bench: &NestBench,
+    base: Baseline,
+    mut candidates: Vec<Candidate>,
+    picks: &[Option<Recipe>],
+    measured: Measured,
+    flops: Option<(u64, u64)>,
+    time: &mut TimeSplit,
+    clock: &Clock,
+) -> NestReport {
+    let nest = bench.nest;
+    let program = bench.program;
+    let base_timing = Timing {
+        stats: base.run.stats,
+        first: base.first,
+    };
+    let kept = judge(&mut candidates, &base_timing, base.calls);
+    let building_s = base.building_s + measured.building_s;
+    let measuring_s = base.measuring_s + measured.measuring_s;
+    time.building_s += building_s;
+    time.measuring_s += measuring_s;
+    let nest_time = NestTime {
+        baseline_s: base.run.wall_s,
+        candidates_s: candidates.iter().map(|c| c.run_s).sum(),
+        building_s,
+        measuring_s,
+        total_s: clock.elapsed(),
+    };
+    let tuned = kept.and_then(|i| candidates[i].stats);
+    let roof = ctx.machine.map(|m| Roof::of(m, true));
+    let efficiency = |t: f64| -> Option<f64> {
+        let r = roof.as_ref()?;
+        let (fl, by) = flops?;
+        let work = profiling::roofline::Work {
+            flops: fl,
+            bytes: by,
+            bytes_kind: BytesKind::Compulsory,
+            footprint: by,
+        };
+        Some(RooflineRow::new(&nest.name, 1, t, work, r).efficiency)
+    };
+    let base_stats = base.run.stats;
+    let tuned_median = tuned.as_ref().map_or(base_stats.median, |s| s.median);
+    NestReport {
+        nest: nest.name.clone(),
+        line: nest_root(program, nest).map_or(0, |l| l.pos.line),
+        baseline: base_stats,
+        tuned,
+        speedup: base_stats.median / tuned_median.max(1e-12),
+        chosen: kept
+            .map(|i| candidates[i].recipe.clone())
+            .unwrap_or_default(),
+        neighbours: candidates
+            .iter()
+            .zip(picks)
+            .filter(|(_, p)| p.is_some())
+            .map(|(c, _)| c.from.clone())
+            .collect(),
+        candidates,
+        user_parallel: user_parallel(program, nest),
+        efficiency_before: efficiency(base_stats.median),
+        efficiency_after: efficiency(tuned_median),
+        measured_variants: measured.variants,
+        invocations: base.calls,
+        baseline_first: base.first,
+        time: nest_time,
+    }
+}
+
+/// The baseline of a nest: its warm run, its cold runs where they matter, how often
+/// the program runs it, and the seconds spent building and running it.
+struct Baseline {
+    run: profiling::cutout::CutoutRun,
+    first: Option<f64>,
+    calls: u64,
+    building_s: f64,
+    measuring_s: f64,
+}
+
+/// What measuring the candidates took.
+struct Measured {
+    variants: usize,
+    building_s: f64,
+    measuring_s: f64,
 }
 
 /// What one nest's tuning needs of the program.
@@ -740,16 +855,33 @@ fn judge(candidates: &mut [Candidate], base: &Timing, calls: u64) -> Option<usiz
 }
 
 /// The user's source with every nest's chosen recipe applied, and whether it needs
-/// OpenMP.
+/// OpenMP. A whole nest with a chosen recipe stands for the nests inside it.
 fn emit(dry: &DryRun, report: &ApplyReport) -> Result<(String, bool)> {
-    let recipes: Vec<(usize, usize, Recipe)> = dry
+    let chosen = |name: &str, rows: &[NestReport]| {
+        rows.iter()
+            .find(|r| r.nest == name)
+            .filter(|r| !r.chosen.steps.is_empty())
+            .map(|r| r.chosen.clone())
+    };
+    let wholes: Vec<(&ir::codegen::Nest, Recipe)> = dry
+        .wholes
+        .iter()
+        .filter_map(|w| Some((w, chosen(&w.name, &report.wholes)?)))
+        .collect();
+    let mut recipes: Vec<(usize, usize, Recipe)> = dry
         .nests
         .iter()
+        .filter(|n| {
+            !wholes
+                .iter()
+                .any(|(w, _)| w.region == n.region && n.control.contains(&w.root))
+        })
         .filter_map(|n| {
             let r = report.nests.iter().find(|r| r.nest == n.name)?;
             Some((n.region, n.root, r.chosen.clone()))
         })
         .collect();
+    recipes.extend(wholes.into_iter().map(|(w, r)| (w.region, w.root, r)));
     crate::emit::tuned_source(
         &dry.parsed.program,
         &recipes,

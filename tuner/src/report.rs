@@ -275,6 +275,10 @@ pub struct ApplyReport {
     pub static_only: bool,
     /// Every nest.
     pub nests: Vec<NestReport>,
+    /// The whole loop nests tried after the nests (`ir::codegen::whole_nests`); a kept
+    /// recipe here replaces the recipes of the nests inside it in the tuned file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wholes: Vec<NestReport>,
     /// The tuned program's source.
     #[serde(skip)]
     pub source: String,
@@ -297,7 +301,7 @@ impl ApplyReport {
     pub fn revert(&mut self, original: String) {
         self.source = original;
         self.openmp = false;
-        for n in self.nests.iter_mut() {
+        for n in self.nests.iter_mut().chain(self.wholes.iter_mut()) {
             n.chosen = Recipe::default();
             n.tuned = None;
             n.speedup = 1.0;

@@ -17,7 +17,8 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
         "{:<8}{:>6}{:>20}{:>20}{:>9}{:>13}  recipe (from)",
         "nest", "line", "baseline ms", "tuned ms", "speedup", "roofline"
     );
-    for n in &r.nests {
+    // The whole nests follow their nests: a kept recipe there replaces theirs.
+    for n in r.nests.iter().chain(&r.wholes) {
         let spread = |s: &Stats| {
             format!(
                 "{:.3} ±{:.0}%",

@@ -26,7 +26,8 @@
 //!   the same replicated run of statements). For a perfect band this is the classic
 //!   condition (moving `v` innermost is legal);
 //! - scalar replacement: always order-preserving; refused when another access of the
-//!   array in the loop may be the same element;
+//!   array in the loop may be the same element (apart: a subscript differs by a
+//!   non-zero constant, or by `c * v + r` that keeps one sign over the loop's range);
 //! - fission: no dependence carried by the loop runs from a later part to an earlier
 //!   one (parts that such a dependence links stay together);
 //! - fusion: no dependence between the two loops becomes backwards (re-analysed on the

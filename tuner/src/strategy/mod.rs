@@ -97,6 +97,9 @@ pub enum Proposer {
     Baseline,
     /// Transfer from the database.
     Transfer,
+    /// The whole-nest stage of `tune apply`: the parts' kept recipes composed, and
+    /// rule-made parts (`ir::transform::compose`).
+    Whole,
     /// A search strategy.
     Search(StrategyKind),
 }
@@ -106,6 +109,7 @@ impl fmt::Display for Proposer {
         match self {
             Proposer::Baseline => f.pad("baseline"),
             Proposer::Transfer => f.pad("transfer"),
+            Proposer::Whole => f.pad("whole-nest"),
             Proposer::Search(k) => f.pad(k.name()),
         }
     }
@@ -123,6 +127,7 @@ impl TryFrom<String> for Proposer {
         match s.as_str() {
             "baseline" => Ok(Proposer::Baseline),
             "transfer" => Ok(Proposer::Transfer),
+            "whole-nest" => Ok(Proposer::Whole),
             other => other
                 .parse()
                 .map(Proposer::Search)
@@ -144,7 +149,7 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", k.name()));
             assert_eq!(serde_json::from_str::<Proposer>(&json).unwrap(), p);
         }
-        for p in [Proposer::Baseline, Proposer::Transfer] {
+        for p in [Proposer::Baseline, Proposer::Transfer, Proposer::Whole] {
             let json = serde_json::to_string(&p).unwrap();
             assert_eq!(serde_json::from_str::<Proposer>(&json).unwrap(), p);
         }

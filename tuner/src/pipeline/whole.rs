@@ -1,0 +1,183 @@
+//! The whole-nest stage of [`Pipeline::apply`]: after every nest is tuned, each whole
+//! loop nest (`ir::codegen::whole_nests`: a top-level loop whose sequential loops hold
+//! nests — a time loop, the `k` of a factorization, the row loop of a solver) is
+//! measured as the program runs it, on the data saved at its entry, and tried with
+//! recipes over all its loops (`ir::transform::compose`):
+//! - the recipes kept for its nests, composed (what the tuned file would run);
+//! - those and its innermost reductions vectorized (`omp simd reduction`, after scalar
+//!   replacement of a reduced element), which a reduction measured alone, a few
+//!   microseconds per call, cannot show;
+//! - the reductions vectorized alone.
+//!
+//! The fastest verified one that beats the whole nest as written beyond the noise
+//! replaces its nests' recipes in the tuned file.
+
+use super::*;
+use ir::codegen::Nest;
+use ir::transform::compose::{compose, moved, position, reduction_parts, Part};
+
+impl Pipeline {
+    /// The whole nests of the dry run, each tuned after its nests (`nests`); their
+    /// rows, and those left out with why.
+    pub(super) fn tune_wholes(
+        &self,
+        ctx: &NestContext,
+        nests: &[NestReport],
+        cflags: &[String],
+        time: &mut TimeSplit,
+        left_out: &mut Vec<crate::report::LeftOut>,
+        out_of_time: &dyn Fn() -> bool,
+    ) -> Result<Vec<NestReport>> {
+        let measuring = self.measuring();
+        let mut out = Vec::new();
+        for whole in &ctx.dry.wholes {
+            let run = ctx.dry.summary.wholes.iter().find(|s| s.name == whole.name);
+            let line = run.map_or(0, |s| s.line);
+            let leave = |reason: String| crate::report::LeftOut {
+                line,
+                what: format!("whole nest {}", whole.name),
+                reason,
+            };
+            if run.is_none_or(|s| s.invocations == 0) {
+                left_out.push(leave("not run by the program".into()));
+                continue;
+            }
+            if out_of_time() {
+                left_out.push(leave(
+                    "not tuned: the time budget (--budget-s) ran out before it".into(),
+                ));
+                continue;
+            }
+            let Some(tries) = whole_recipes(ctx.dry, whole, nests) else {
+                continue;
+            };
+            let bench = NestBench::new(ctx.dry, whole, cflags, &measuring);
+            match self.tune_whole(ctx, &bench, tries, time) {
+                Ok(r) => out.push(r),
+                Err(Error::Unmeasurable(reason)) => left_out.push(leave(reason)),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
+    fn tune_whole(
+        &self,
+        ctx: &NestContext,
+        bench: &NestBench,
+        tries: Vec<Try>,
+        time: &mut TimeSplit,
+    ) -> Result<NestReport> {
+        let clock = Clock::start();
+        let base = self.baseline(ctx, bench)?;
+        let picks: Vec<Option<Recipe>> = tries.iter().map(|t| Some(t.recipe.clone())).collect();
+        let mut candidates: Vec<Candidate> = tries
+            .into_iter()
+            .map(|t| Candidate {
+                from: Neighbour {
+                    program: "whole-nest stage".into(),
+                    nest: t.what,
+                    distance: 0.0,
+                    speedup_there: 0.0,
+                },
+                recipe: t.recipe,
+                dropped: t.left_out,
+                verdict: CandidateVerdict::NotMeasured,
+                stats: None,
+                first: None,
+                speedup: 0.0,
+                run_s: 0.0,
+                killed: false,
+                kept: false,
+                why: String::new(),
+            })
+            .collect();
+        let measured = self.measure_picks(
+            ctx,
+            bench,
+            &base,
+            &picks,
+            Proposer::Whole,
+            &mut candidates,
+            None,
+        )?;
+        let env =
+            profiling::cutout::env_of(&ctx.dry.cache.data(), bench.nest, bench.cutout.version);
+        let counts = ir::counts::nest_counts(
+            bench.program,
+            bench.nest.region,
+            bench.nest.root,
+            &env,
+            COUNT_LIMIT,
+        )
+        .ok();
+        let flops = counts.map(|c| (c.flops, c.bytes_compulsory));
+        Ok(nest_report(
+            ctx, bench, base, candidates, &picks, measured, flops, time, &clock,
+        ))
+    }
+}
+
+/// Iterations the flop count of a whole nest may walk (its roofline row is left out
+/// beyond).
+const COUNT_LIMIT: u64 = 50_000_000;
+
+/// One recipe the stage measures on a whole nest.
+struct Try {
+    /// What it is made of.
+    what: String,
+    recipe: Recipe,
+    /// Parts that did not apply, with why.
+    left_out: Vec<String>,
+}
+
+/// The recipes to try on `whole`: its nests' kept recipes composed, with and without
+/// its reductions vectorized, distinct and not empty; None when there is none.
+fn whole_recipes(dry: &DryRun, whole: &Nest, nests: &[NestReport]) -> Option<Vec<Try>> {
+    let program = &dry.parsed.program;
+    let root = program.find_loop(whole.region, whole.root)?;
+    let kept: Vec<Part> = dry
+        .nests
+        .iter()
+        .filter(|n| n.region == whole.region && n.control.contains(&whole.root))
+        .filter_map(|n| {
+            let r = nests.iter().find(|r| r.nest == n.name)?;
+            if r.chosen.steps.is_empty() {
+                return None;
+            }
+            let anchor = position(root, n.root)?;
+            Some(Part {
+                anchor,
+                what: format!("{}'s kept recipe", n.name),
+                alternatives: vec![moved(&r.chosen, anchor)],
+            })
+        })
+        .collect();
+    let reductions = reduction_parts(root);
+    // Parts kept first: at one anchor, a nest's kept recipe before the rule-made part.
+    let both: Vec<Part> = if kept.is_empty() {
+        Vec::new()
+    } else {
+        kept.iter().chain(&reductions).cloned().collect()
+    };
+    let mut tries: Vec<Try> = Vec::new();
+    for (what, parts) in [
+        ("the nests' kept recipes", &kept),
+        ("the nests' kept recipes, reductions vectorized", &both),
+        ("reductions vectorized", &reductions),
+    ] {
+        if parts.is_empty() {
+            continue;
+        }
+        let (recipe, left_out) = compose(program, whole.region, whole.root, parts);
+        if recipe.steps.is_empty() || tries.iter().any(|t| t.recipe == recipe) {
+            continue;
+        }
+        tries.push(Try {
+            what: what.to_string(),
+            recipe,
+            left_out,
+        });
+    }
+    (!tries.is_empty()).then_some(tries)
+}
