@@ -183,10 +183,15 @@ fn tune_and_check(name: &str, flags: &[&str]) -> (String, String, serde_json::Va
     if !any_kept {
         assert_eq!(tuned, original);
     }
-    let mut cc = flags.to_vec();
-    cc.extend(["-fopenmp", "-ffp-contract=off"]);
-    let want = cc_run(&strings(&[name]), &cc, d);
-    let got = cc_run(&strings(&[&tuned_name]), &cc, d);
+    // The user's flags after the file, as a link line wants libraries (-lm).
+    let cc = ["-fopenmp", "-ffp-contract=off"];
+    let with_flags = |file: &str| {
+        let mut v = strings(&[file]);
+        v.extend(strings(flags));
+        v
+    };
+    let want = cc_run(&with_flags(name), &cc, d);
+    let got = cc_run(&with_flags(&tuned_name), &cc, d);
     assert_eq!((want.code, got.code), (0, 0));
     assert_eq!(got.stdout, want.stdout);
     (original, tuned, r)
