@@ -52,9 +52,13 @@ impl Pipeline {
                 continue;
             };
             let bench = NestBench::new(ctx.dry, whole, cflags, &measuring);
+            // The stage only adds to what the nests gave: a whole nest it cannot
+            // measure (its cutout does not reproduce the program) is left as it is.
             match self.tune_whole(ctx, &bench, tries, time) {
                 Ok(r) => out.push(r),
-                Err(Error::Unmeasurable(reason)) => left_out.push(leave(reason)),
+                Err(Error::Unmeasurable(reason) | Error::Failed(reason)) => {
+                    left_out.push(leave(reason))
+                }
                 Err(e) => return Err(e),
             }
         }
