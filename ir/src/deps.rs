@@ -358,23 +358,7 @@ pub fn analyze(program: &Program, region: &Region) -> Analysis {
     c.body(&region.body);
     let accesses = c.out;
 
-    let all_loops: HashMap<usize, &Loop> = crate::program::loops(&region.body)
-        .into_iter()
-        .map(|l| (l.id, l))
-        .collect();
-    let is_param = |n: &str| program.is_param(n);
-    let domains: HashMap<usize, Vec<Constraint>> = all_loops
-        .values()
-        .map(|l| {
-            // Symbols of a loop's bounds: its own and enclosing loop variables, parameters.
-            (
-                l.id,
-                loop_constraints(l, &|n: &str| {
-                    is_param(n) || all_loops.values().any(|x| x.var == n)
-                }),
-            )
-        })
-        .collect();
+    let (all_loops, domains) = loops_and_domains(program, region);
 
     let mut deps = Vec::new();
     for (si, s) in accesses.iter().enumerate() {
@@ -457,6 +441,75 @@ pub fn analyze(program: &Program, region: &Region) -> Analysis {
         private_scalars,
         private_arrays,
     }
+}
+
+/// Every loop of the region by id, and its iteration domain as constraints.
+fn loops_and_domains<'r>(
+    program: &Program,
+    region: &'r Region,
+) -> (HashMap<usize, &'r Loop>, HashMap<usize, Vec<Constraint>>) {
+    let all_loops: HashMap<usize, &Loop> = crate::program::loops(&region.body)
+        .into_iter()
+        .map(|l| (l.id, l))
+        .collect();
+    let is_param = |n: &str| program.is_param(n);
+    let domains: HashMap<usize, Vec<Constraint>> = all_loops
+        .values()
+        .map(|l| {
+            // Symbols of a loop's bounds: its own and enclosing loop variables, parameters.
+            (
+                l.id,
+                loop_constraints(l, &|n: &str| {
+                    is_param(n) || all_loops.values().any(|x| x.var == n)
+                }),
+            )
+        })
+        .collect();
+    (all_loops, domains)
+}
+
+/// A linear condition on the iterations of two accesses: `sum of coeff * var +
+/// constant >= 0`, each variable the loop `id` of the first access (`first: true`) or
+/// of the second.
+#[derive(Debug, Clone)]
+pub struct Between {
+    pub terms: Vec<(bool, usize, i64)>,
+    pub constant: i64,
+}
+
+/// Whether accesses `s` and `t` of `an` (the analysis of `region`) may touch the same
+/// element in iterations that also satisfy every condition of `extra` (a `false`
+/// answer is a proof; a subscript that is not affine may always conflict). What a
+/// transformation that reorders instances asks: can a pair in this order conflict?
+pub fn may_conflict_where(
+    program: &Program,
+    region: &Region,
+    an: &Analysis,
+    s: usize,
+    t: usize,
+    extra: &[Between],
+) -> bool {
+    let (all_loops, domains) = loops_and_domains(program, region);
+    let (sa, ta) = (&an.accesses[s], &an.accesses[t]);
+    if sa.array != ta.array {
+        return false;
+    }
+    let p = PairProblem::new(sa, ta, &[], &all_loops, &domains, program);
+    let mut ineqs = p.base.clone();
+    for b in extra {
+        let mut r = vec![0i128; p.nvars + 1];
+        for &(first, id, c) in &b.terms {
+            let side = if first { &p.svars } else { &p.tvars };
+            let Some(&v) = side.get(&id) else {
+                // A loop the access is not under: nothing is known.
+                return true;
+            };
+            r[v] += c as i128;
+        }
+        r[p.nvars] = b.constant as i128;
+        ineqs.push(r);
+    }
+    feasible(p.nvars, ineqs, p.eqs.clone())
 }
 
 /// All carried dependences run between parts of reduction statements with one
@@ -601,6 +654,9 @@ struct PairProblem {
     eqs: Vec<Vec<i128>>,
     /// Per common level: (source var index, sink var index, step).
     levels: Vec<(usize, usize, i64)>,
+    /// Variable index of each loop of the source, and of the sink.
+    svars: HashMap<usize, usize>,
+    tvars: HashMap<usize, usize>,
 }
 
 impl PairProblem {
@@ -690,11 +746,21 @@ impl PairProblem {
                 (smap[v], tmap[v], loops[id].step)
             })
             .collect();
+        let by_id = |side: &str, stack: &[usize]| -> HashMap<usize, usize> {
+            stack
+                .iter()
+                .filter_map(|id| Some((*id, *index.get(&format!("{side}:{id}"))?)))
+                .collect()
+        };
+        let svars = by_id("s", &s.loops);
+        let tvars = by_id("t", &t.loops);
         PairProblem {
             nvars,
             base,
             eqs,
             levels,
+            svars,
+            tvars,
         }
     }
 

@@ -585,3 +585,97 @@ fn vectorize_the_reductions_of_a_whole_nest() {
     let r = refusal("cholesky", 0, vec![Step::Vectorize { at: 0, width: None }]);
     assert!(r.to_string().contains("reduction over array 'A'"), "{r}");
 }
+
+/// The whole nest `k` of `program` (see `ir::codegen::whole_nests`).
+fn whole(p: &ir::Program, k: usize) -> ir::codegen::Nest {
+    ir::codegen::whole_nests(p, &nests(p)).remove(k)
+}
+
+#[test]
+fn interchange_a_triangle_of_lu_into_row_updates() {
+    // lu's row loop i: `for j < i { for k < j: A[i][j] -= A[i][k] * A[k][j];
+    // A[i][j] /= A[j][j]; }` reads A[k][j] down a column; interchanged, each k divides
+    // A[i][k] and updates the rest of the row with unit stride.
+    let p = load("lu");
+    let w = whole(&p, 0);
+    let recipe = Recipe {
+        steps: vec![Step::InterchangeTriangle { at: 1 }],
+    };
+    let t = apply(&p, w.region, w.root, &recipe).unwrap();
+    assert!(ir::verify::verify(&t.program).is_empty());
+    let c = nest_function_with(&t.program, &w, &t.root, CodegenOptions::default());
+    insta::assert_snapshot!(c);
+    // The new inner j loop is parallel (a row update), the outer k sequential.
+    let k = &t.root.body[0];
+    let ir::Node::Loop(k) = k else { panic!("{c}") };
+    assert_eq!(k.var, "k");
+    assert_eq!(k.kind, ir::LoopKind::Loop);
+    let ir::Node::Loop(j) = &k.body[1] else {
+        panic!("{c}")
+    };
+    assert_eq!((j.var.as_str(), j.kind), ("j", ir::LoopKind::Map));
+}
+
+#[test]
+fn interchange_a_triangle_is_refused_where_the_diagonal_statement_feeds_an_earlier_k() {
+    // T(j) writes x[0], which every later j reads at k = 0 < j: moving T(j) to the
+    // diagonal k = j would put that write after those reads.
+    let dir = std::env::temp_dir().join(format!("tune-triangle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tri.c");
+    std::fs::write(
+        &path,
+        "void f(int n, double x[100]) {\n  int j, k;\n#pragma scop\n  for (int r = 0; r < 2; r++)\n    for (j = 0; j < n; j++) {\n      for (k = 0; k < j; k++)\n        x[j] += x[k];\n      x[0] = x[j];\n    }\n#pragma endscop\n}\n",
+    )
+    .unwrap();
+    let p = ir::load(&path.display().to_string(), &Default::default())
+        .unwrap()
+        .program;
+    let n = nests(&p);
+    let w = ir::codegen::whole_nests(&p, &n);
+    // r and j are sequential, k is a reduction: the whole nest is r.
+    assert_eq!(w.len(), 1, "{n:?}");
+    let r = apply(
+        &p,
+        w[0].region,
+        w[0].root,
+        &Recipe {
+            steps: vec![Step::InterchangeTriangle { at: 1 }],
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(r, Refusal::Illegal { .. }), "{r}");
+    assert!(r.to_string().contains("'x' after loop 'k'"), "{r}");
+    // Without the write to x[0] it is legal.
+    std::fs::write(
+        &path,
+        "void f(int n, double x[100]) {\n  int j, k;\n#pragma scop\n  for (int r = 0; r < 2; r++)\n    for (j = 0; j < n; j++) {\n      for (k = 0; k < j; k++)\n        x[j] += x[k];\n      x[j] = x[j] * 0.5;\n    }\n#pragma endscop\n}\n",
+    )
+    .unwrap();
+    let p = ir::load(&path.display().to_string(), &Default::default())
+        .unwrap()
+        .program;
+    let w = ir::codegen::whole_nests(&p, &nests(&p));
+    apply(
+        &p,
+        w[0].region,
+        w[0].root,
+        &Recipe {
+            steps: vec![Step::InterchangeTriangle { at: 1 }],
+        },
+    )
+    .unwrap();
+    // Not a triangle: gemm's k does not run up to j.
+    let g = load("gemm");
+    let gn = nests(&g).remove(0);
+    let r = apply(
+        &g,
+        gn.region,
+        gn.root,
+        &Recipe {
+            steps: vec![Step::InterchangeTriangle { at: 0 }],
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(r, Refusal::NotApplicable { .. }), "{r}");
+}

@@ -73,6 +73,49 @@ pub fn reduction_parts(root: &Loop) -> Vec<Part> {
         .collect()
 }
 
+/// The parts that reorder loops so that more inner loops walk rows: each loop whose
+/// body opens with a loop running up to its variable, interchanged as a triangle
+/// (`Step::InterchangeTriangle`), and each perfect pair of a parallel loop around an
+/// innermost reduction, interchanged (the reduction outside, the parallel loop inside:
+/// the accumulated element then moves with the inner loop, as a row update does).
+/// Whether a part is legal is for [`compose`] to find; whether it pays, for the
+/// measurement.
+pub fn order_parts(root: &Loop) -> Vec<Part> {
+    let all: Vec<&Loop> = std::iter::once(root).chain(loops(&root.body)).collect();
+    let mut out = Vec::new();
+    for (at, l) in all.iter().enumerate() {
+        let opens_triangle = matches!(
+            l.body.first(),
+            Some(crate::program::Node::Loop(k)) if k.bound == crate::program::Expr::Var(l.var.clone())
+        );
+        if opens_triangle && l.body.len() > 1 {
+            out.push(Part {
+                anchor: at,
+                what: format!("the triangle of '{}' interchanged", l.var),
+                alternatives: vec![Recipe {
+                    steps: vec![Step::InterchangeTriangle { at }],
+                }],
+            });
+        }
+        if let [crate::program::Node::Loop(k)] = l.body.as_slice() {
+            if l.kind == LoopKind::Map && k.kind == LoopKind::Reduction && loops(&k.body).is_empty()
+            {
+                out.push(Part {
+                    anchor: at,
+                    what: format!("'{}' moved inside the reduction '{}'", l.var, k.var),
+                    alternatives: vec![Recipe {
+                        steps: vec![Step::Interchange {
+                            at,
+                            order: vec![1, 0],
+                        }],
+                    }],
+                });
+            }
+        }
+    }
+    out
+}
+
 /// The recipe of the whole nest rooted at loop `root` of region `region` made of
 /// `parts` (applied from the last anchor to the first; at one anchor, in the order
 /// given), and the parts left out with why.
@@ -82,10 +125,22 @@ pub fn compose(
     root: usize,
     parts: &[Part],
 ) -> (Recipe, Vec<String>) {
+    compose_after(program, region, root, Recipe::default(), parts)
+}
+
+/// [`compose`] on top of `base` (a recipe of the whole nest already applied; the
+/// parts' anchors are positions in the nest as `base` leaves it).
+pub fn compose_after(
+    program: &Program,
+    region: usize,
+    root: usize,
+    base: Recipe,
+    parts: &[Part],
+) -> (Recipe, Vec<String>) {
     let mut order: Vec<&Part> = parts.iter().collect();
     // Stable: parts at one anchor keep their order.
     order.sort_by_key(|p| std::cmp::Reverse(p.anchor));
-    let mut recipe = Recipe::default();
+    let mut recipe = base;
     let mut left_out = Vec::new();
     for part in order {
         let mut why: Vec<String> = Vec::new();

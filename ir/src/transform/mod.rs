@@ -32,7 +32,11 @@
 //!   one (parts that such a dependence links stay together);
 //! - fusion: no dependence between the two loops becomes backwards (re-analysed on the
 //!   fused loop);
-//! - skewing: always legal (it renames iterations, the order stays).
+//! - skewing: always legal (it renames iterations, the order stays);
+//! - interchange of a triangle (`j { k < j { S }; T }` into `k { T; j > k { S } }`): no
+//!   dependence `<` on `j` and `>` on `k` between the `S`, and no `T(j1)` that may
+//!   touch an element of an `S(j2, k2)` with `j1 < j2` and `k2 < j1` (asked of the
+//!   dependence system under those conditions).
 //!
 //! A loop carries at most one directive (C wants each right before its `for`): a second
 //! directive on the same loop is refused, except that a new unroll factor replaces the
@@ -60,6 +64,7 @@ mod scalar_replace;
 mod simd;
 mod skew;
 mod tile;
+mod triangle;
 mod unroll_jam;
 
 use band::*;
@@ -73,6 +78,7 @@ use scalar_replace::*;
 use simd::*;
 use skew::*;
 use tile::*;
+use triangle::*;
 use unroll_jam::*;
 
 pub use crate::program::Schedule;
@@ -125,6 +131,10 @@ pub enum Step {
     /// Skews the loop right inside loop `at` (a perfect band of two): its variable
     /// becomes `i + factor * t` for the outer variable `t`.
     Skew { at: usize, factor: i64 },
+    /// Interchanges loop `at` (`j`) with the loop that opens its body (`k`, from `j`'s
+    /// start up to `j`), the statements after that loop moved to the diagonal `k = j`
+    /// (`transform/triangle.rs`).
+    InterchangeTriangle { at: usize },
 }
 
 impl Step {
@@ -140,6 +150,7 @@ impl Step {
             | Step::ScalarReplace { at }
             | Step::Fission { at }
             | Step::Fuse { at }
+            | Step::InterchangeTriangle { at }
             | Step::Skew { at, .. } => *at,
         }
     }
@@ -157,6 +168,7 @@ impl Step {
             | Step::ScalarReplace { at: a }
             | Step::Fission { at: a }
             | Step::Fuse { at: a }
+            | Step::InterchangeTriangle { at: a }
             | Step::Skew { at: a, .. } => *a = at,
         }
         s
@@ -211,6 +223,9 @@ pub fn apply(
     for (k, step) in recipe.steps.iter().enumerate() {
         let analysis_now = analysis.take().expect("analysed");
         let names = used_names(&prog);
+        // The program the analysis describes, for steps that ask the dependence
+        // system more than the direction vectors.
+        let snapshot = matches!(step, Step::InterchangeTriangle { .. }).then(|| prog.clone());
         let Program {
             arrays, regions, ..
         } = &mut prog;
@@ -221,6 +236,7 @@ pub fn apply(
             arrays,
             new_scalars: Vec::new(),
             new_arrays: Vec::new(),
+            before: snapshot.as_ref().map(|p| (p, region)),
         };
         let nest = loop_at_path_mut(&mut regions[region].body, &path);
         let post = apply_step(nest, step, &mut cx)?;
@@ -262,6 +278,8 @@ struct Ctx<'a> {
     new_scalars: Vec<Scalar>,
     /// Local arrays the step declares.
     new_arrays: Vec<Array>,
+    /// The program (and the nest's region) as the analysis saw it, where a step needs it.
+    before: Option<(&'a Program, usize)>,
 }
 
 impl Ctx<'_> {
@@ -356,6 +374,7 @@ fn apply_step(nest: &mut Loop, step: &Step, cx: &mut Ctx) -> Result<Option<Post>
         Step::Fission { .. } => fission(nest, at, cx)?,
         Step::Fuse { .. } => return fuse(nest, at, cx).map(Some),
         Step::Skew { factor, .. } => skew(loop_at_mut(nest, at).expect("loop"), *factor, cx)?,
+        Step::InterchangeTriangle { .. } => interchange_triangle(nest, at, cx)?,
     }
     Ok(None)
 }

@@ -7,14 +7,19 @@
 //! - those and its innermost reductions vectorized (`omp simd reduction`, after scalar
 //!   replacement of a reduced element), which a reduction measured alone, a few
 //!   microseconds per call, cannot show;
-//! - the reductions vectorized alone.
+//! - the reductions vectorized alone;
+//! - its loops reordered so that inner loops walk rows (triangles interchanged,
+//!   reductions moved outside the parallel loop they sit in), with and without the
+//!   reductions vectorized.
 //!
 //! The fastest verified one that beats the whole nest as written beyond the noise
 //! replaces its nests' recipes in the tuned file.
 
 use super::*;
 use ir::codegen::Nest;
-use ir::transform::compose::{compose, moved, position, reduction_parts, Part};
+use ir::transform::compose::{
+    compose, compose_after, moved, order_parts, position, reduction_parts, Part,
+};
 
 impl Pipeline {
     /// The whole nests of the dry run, each tuned after its nests (`nests`); their
@@ -165,23 +170,43 @@ fn whole_recipes(dry: &DryRun, whole: &Nest, nests: &[NestReport]) -> Option<Vec
         kept.iter().chain(&reductions).cloned().collect()
     };
     let mut tries: Vec<Try> = Vec::new();
+    let mut add = |what: &str, (recipe, left_out): (Recipe, Vec<String>)| {
+        if !recipe.steps.is_empty() && !tries.iter().any(|t| t.recipe == recipe) {
+            tries.push(Try {
+                what: what.to_string(),
+                recipe,
+                left_out,
+            });
+        }
+    };
     for (what, parts) in [
         ("the nests' kept recipes", &kept),
         ("the nests' kept recipes, reductions vectorized", &both),
         ("reductions vectorized", &reductions),
     ] {
-        if parts.is_empty() {
-            continue;
+        if !parts.is_empty() {
+            add(what, compose(program, whole.region, whole.root, parts));
         }
-        let (recipe, left_out) = compose(program, whole.region, whole.root, parts);
-        if recipe.steps.is_empty() || tries.iter().any(|t| t.recipe == recipe) {
-            continue;
+    }
+    // Loops reordered, then the innermost reductions of the reordered nest vectorized.
+    let orders = order_parts(root);
+    if !orders.is_empty() {
+        let (reordered, left_out) = compose(program, whole.region, whole.root, &orders);
+        add(
+            "loops reordered into row updates",
+            (reordered.clone(), left_out.clone()),
+        );
+        if let Ok(t) = ir::transform::apply(program, whole.region, whole.root, &reordered) {
+            let (r, more) = compose_after(
+                program,
+                whole.region,
+                whole.root,
+                reordered,
+                &reduction_parts(&t.root),
+            );
+            let all = left_out.into_iter().chain(more).collect();
+            add("loops reordered, reductions vectorized", (r, all));
         }
-        tries.push(Try {
-            what: what.to_string(),
-            recipe,
-            left_out,
-        });
     }
     (!tries.is_empty()).then_some(tries)
 }
