@@ -116,6 +116,39 @@ pub fn order_parts(root: &Loop) -> Vec<Part> {
     out
 }
 
+/// The parts that fuse neighbouring loops with the same header (after a reordering,
+/// the `k` loops of two parts of a row update: each row `k` is then read once).
+pub fn fusion_parts(root: &Loop) -> Vec<Part> {
+    let all: Vec<&Loop> = std::iter::once(root).chain(loops(&root.body)).collect();
+    let position = |l: &Loop| all.iter().position(|x| std::ptr::eq(*x, l));
+    let same_header = |a: &Loop, b: &Loop| {
+        a.var == b.var
+            && a.init == b.init
+            && a.bound == b.bound
+            && a.cmp == b.cmp
+            && a.step == b.step
+    };
+    let mut out = Vec::new();
+    for l in &all {
+        for pair in l.body.windows(2) {
+            if let [crate::program::Node::Loop(a), crate::program::Node::Loop(b)] = pair {
+                if same_header(a, b) {
+                    if let Some(at) = position(a) {
+                        out.push(Part {
+                            anchor: at,
+                            what: format!("two '{}' loops fused", a.var),
+                            alternatives: vec![Recipe {
+                                steps: vec![Step::Fuse { at }],
+                            }],
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The recipe of the whole nest rooted at loop `root` of region `region` made of
 /// `parts` (applied from the last anchor to the first; at one anchor, in the order
 /// given), and the parts left out with why.

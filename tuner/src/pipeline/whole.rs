@@ -18,7 +18,7 @@
 use super::*;
 use ir::codegen::Nest;
 use ir::transform::compose::{
-    compose, compose_after, moved, order_parts, position, reduction_parts, Part,
+    compose, compose_after, fusion_parts, moved, order_parts, position, reduction_parts, Part,
 };
 
 impl Pipeline {
@@ -188,24 +188,33 @@ fn whole_recipes(dry: &DryRun, whole: &Nest, nests: &[NestReport]) -> Option<Vec
             add(what, compose(program, whole.region, whole.root, parts));
         }
     }
-    // Loops reordered, then the innermost reductions of the reordered nest vectorized.
+    // Loops reordered, then loops with the same header fused, then the innermost
+    // reductions of the result vectorized: each stage's parts are found on the nest as
+    // the stages before leave it.
     let orders = order_parts(root);
     if !orders.is_empty() {
-        let (reordered, left_out) = compose(program, whole.region, whole.root, &orders);
+        let apply = |r: &Recipe| ir::transform::apply(program, whole.region, whole.root, r).ok();
+        let (mut recipe, mut left_out) = compose(program, whole.region, whole.root, &orders);
         add(
             "loops reordered into row updates",
-            (reordered.clone(), left_out.clone()),
+            (recipe.clone(), left_out.clone()),
         );
-        if let Ok(t) = ir::transform::apply(program, whole.region, whole.root, &reordered) {
-            let (r, more) = compose_after(
-                program,
-                whole.region,
-                whole.root,
-                reordered,
-                &reduction_parts(&t.root),
-            );
-            let all = left_out.into_iter().chain(more).collect();
-            add("loops reordered, reductions vectorized", (r, all));
+        type Stage = (&'static str, fn(&ir::Loop) -> Vec<Part>);
+        let stages: [Stage; 2] = [
+            ("loops reordered and fused", fusion_parts),
+            ("loops reordered, reductions vectorized", reduction_parts),
+        ];
+        for (what, parts_of) in stages {
+            let Some(t) = apply(&recipe) else { break };
+            let parts = parts_of(&t.root);
+            if parts.is_empty() {
+                continue;
+            }
+            let (r, more) =
+                compose_after(program, whole.region, whole.root, recipe.clone(), &parts);
+            left_out.extend(more);
+            recipe = r;
+            add(what, (recipe.clone(), left_out.clone()));
         }
     }
     (!tries.is_empty()).then_some(tries)

@@ -104,6 +104,7 @@ pub fn next_steps(t: Target, prefix: &Recipe) -> Vec<Step> {
         cands.push(Step::Fission { at });
         cands.push(Step::Fuse { at });
         cands.push(Step::Skew { at, factor: 1 });
+        cands.push(Step::InterchangeTriangle { at });
     }
     cands
         .into_iter()
