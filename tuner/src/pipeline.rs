@@ -349,7 +349,7 @@ impl Pipeline {
         };
         let wholes = self.tune_wholes(
             &ctx,
-            &nests,
+            &mut nests,
             &cflags,
             &mut time,
             &mut left_out,

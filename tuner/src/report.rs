@@ -302,16 +302,22 @@ impl ApplyReport {
         self.source = original;
         self.openmp = false;
         for n in self.nests.iter_mut().chain(self.wholes.iter_mut()) {
-            n.chosen = Recipe::default();
-            n.tuned = None;
-            n.speedup = 1.0;
-            n.efficiency_after = n.efficiency_before;
-            for c in n.candidates.iter_mut().filter(|c| c.kept) {
-                c.kept = false;
-                c.why.push_str(
-                    "; given up: the whole tuned program was not faster beyond the noise",
-                );
-            }
+            n.give_up("the whole tuned program was not faster beyond the noise");
+        }
+    }
+}
+
+impl NestReport {
+    /// Gives up the kept recipe, saying why on the candidate that was kept.
+    pub fn give_up(&mut self, why: &str) {
+        self.chosen = Recipe::default();
+        self.tuned = None;
+        self.speedup = 1.0;
+        self.efficiency_after = self.efficiency_before;
+        for c in self.candidates.iter_mut().filter(|c| c.kept) {
+            c.kept = false;
+            c.why.push_str("; given up: ");
+            c.why.push_str(why);
         }
     }
 }

@@ -116,12 +116,22 @@ pub fn timed_copy(source: &Path, to: &Path) {
 
 pub struct Binary {
     pub exe: PathBuf,
+    /// It built: a compiler that crashes on a kernel (Polly does on some) leaves its
+    /// column empty (no times, a NaN median) instead of ending the benchmark.
+    pub built: bool,
     pub times: Vec<f64>,
     pub stdout: String,
 }
 
-/// Compiles `source` with `cc` and `flags` into `exe`.
-pub fn compile(cc: &str, flags: &[&str], source: &Path, include: &Path, preset: &str, exe: &Path) {
+/// Compiles `source` with `cc` and `flags` into `exe`; the compiler's error otherwise.
+pub fn compile(
+    cc: &str,
+    flags: &[&str],
+    source: &Path,
+    include: &Path,
+    preset: &str,
+    exe: &Path,
+) -> Result<(), String> {
     let out = Command::new(cc)
         .args(flags)
         .arg(format!("-I{}", include.display()))
@@ -132,19 +142,22 @@ pub fn compile(cc: &str, flags: &[&str], source: &Path, include: &Path, preset: 
         .arg("-lm")
         .output()
         .expect("run the compiler");
-    if !out.status.success() {
-        panic!(
-            "{cc} {}: {}",
-            source.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
+    if out.status.success() {
+        Ok(())
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let first = err
+            .lines()
+            .find(|l| l.contains("error"))
+            .unwrap_or("failed");
+        Err(format!("{cc} {}: {first}", source.display()))
     }
 }
 
 /// Runs every binary `runs` times in rotation; records the region times.
 pub fn run_rotation(bins: &mut [Binary], runs: usize) {
     for _ in 0..runs {
-        for b in bins.iter_mut() {
+        for b in bins.iter_mut().filter(|b| b.built) {
             let out = Command::new(&b.exe)
                 .env("OMP_NUM_THREADS", env_or("OMP_NUM_THREADS", "2"))
                 .output()
@@ -228,9 +241,18 @@ pub fn measure_kernel(s: &Setup, kernel: &str, tuned: &Path) -> [Binary; 4] {
     ];
     let mut bins = builds.map(|(cc, flags, src, exe)| {
         let exe = dir.join(exe);
-        compile(cc, flags, src, &s.programs, &preset, &exe);
+        let built = match compile(cc, flags, src, &s.programs, &preset, &exe) {
+            Ok(()) => true,
+            // gcc builds the original and the tuned program: a failure there is ours.
+            Err(e) if cc == "gcc" => panic!("{e}"),
+            Err(e) => {
+                eprintln!("{kernel}: left out of this column: {e}");
+                false
+            }
+        };
         Binary {
             exe,
+            built,
             times: Vec::new(),
             stdout: String::new(),
         }

@@ -27,7 +27,7 @@ impl Pipeline {
     pub(super) fn tune_wholes(
         &self,
         ctx: &NestContext,
-        nests: &[NestReport],
+        nests: &mut [NestReport],
         cflags: &[String],
         time: &mut TimeSplit,
         left_out: &mut Vec<crate::report::LeftOut>,
@@ -60,7 +60,10 @@ impl Pipeline {
             // The stage only adds to what the nests gave: a whole nest it cannot
             // measure (its cutout does not reproduce the program) is left as it is.
             match self.tune_whole(ctx, &bench, tries, time) {
-                Ok(r) => out.push(r),
+                Ok(r) => {
+                    give_up_slower_parts(ctx.dry, whole, &r, nests);
+                    out.push(r)
+                }
                 Err(Error::Unmeasurable(reason) | Error::Failed(reason)) => {
                     left_out.push(leave(reason))
                 }
@@ -127,6 +130,42 @@ impl Pipeline {
     }
 }
 
+/// What the candidate made of the nests' kept recipes is named in reports.
+const KEPT_PARTS: &str = "the nests' kept recipes";
+
+/// Where a whole nest kept nothing and its nests' kept recipes, composed as the tuned
+/// file would run them, were measured slower than the whole nest as written beyond the
+/// noise (the 95% intervals of the medians apart), those recipes are given up: each
+/// won on its own cutout, together they lose where the program spends its time.
+fn give_up_slower_parts(dry: &DryRun, whole: &Nest, r: &NestReport, nests: &mut [NestReport]) {
+    if !r.chosen.steps.is_empty() {
+        return;
+    }
+    let slower = r.candidates.iter().any(|c| {
+        c.from.nest == KEPT_PARTS
+            && c.verdict == CandidateVerdict::Verified
+            && c.stats
+                .is_some_and(|s| s.median_ci.0 > r.baseline.median_ci.1)
+    });
+    if !slower {
+        return;
+    }
+    for n in dry
+        .nests
+        .iter()
+        .filter(|n| n.region == whole.region && n.control.contains(&whole.root))
+    {
+        if let Some(row) = nests.iter_mut().find(|x| x.nest == n.name) {
+            if !row.chosen.steps.is_empty() {
+                row.give_up(&format!(
+                    "with the other kept recipes of {} it was slower than {} as written",
+                    whole.name, whole.name
+                ));
+            }
+        }
+    }
+}
+
 /// Iterations the flop count of a whole nest may walk (its roofline row is left out
 /// beyond).
 const COUNT_LIMIT: u64 = 50_000_000;
@@ -180,7 +219,7 @@ fn whole_recipes(dry: &DryRun, whole: &Nest, nests: &[NestReport]) -> Option<Vec
         }
     };
     for (what, parts) in [
-        ("the nests' kept recipes", &kept),
+        (KEPT_PARTS, &kept),
         ("the nests' kept recipes, reductions vectorized", &both),
         ("reductions vectorized", &reductions),
     ] {
