@@ -148,7 +148,7 @@ pub fn compile(
         let err = String::from_utf8_lossy(&out.stderr);
         let first = err
             .lines()
-            .find(|l| l.contains("error"))
+            .find(|l| l.contains("error:"))
             .unwrap_or("failed");
         Err(format!("{cc} {}: {first}", source.display()))
     }
