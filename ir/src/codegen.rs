@@ -48,6 +48,11 @@ impl Nest {
     pub fn function_name(&self) -> String {
         format!("tune_{}", self.name)
     }
+
+    /// Whether this nest lies inside `whole` (a whole nest: [`whole_nests`]).
+    pub fn is_inside(&self, whole: &Nest) -> bool {
+        self.region == whole.region && self.control.contains(&whole.root)
+    }
 }
 
 /// Finds the nests of every region, numbered in source order.

@@ -3,7 +3,8 @@
 
 use ir::codegen::{nests, region_code, CodegenOptions};
 
-fn code(program: &str, opts: CodegenOptions) -> String {
+/// A dataset program at MINI.
+fn load(program: &str) -> ir::Parsed {
     let path = format!(
         "{}/../datasets/programs/{program}.c",
         env!("CARGO_MANIFEST_DIR")
@@ -12,7 +13,11 @@ fn code(program: &str, opts: CodegenOptions) -> String {
         flags: vec!["-DMINI_DATASET".into()],
         ..Default::default()
     };
-    let parsed = ir::load(&path, &fopts).unwrap();
+    ir::load(&path, &fopts).unwrap()
+}
+
+fn code(program: &str, opts: CodegenOptions) -> String {
+    let parsed = load(program);
     let n = nests(&parsed.program);
     let mut out = String::new();
     for ri in 0..parsed.program.regions.len() {
@@ -113,17 +118,6 @@ fn pointers_read_as_arrays_and_a_return_that_ends_the_region() {
 
 #[test]
 fn whole_nests_are_timed_and_saved_around_their_loop() {
-    let load = |program: &str| {
-        let path = format!(
-            "{}/../datasets/programs/{program}.c",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let fopts = ir::FrontendOptions {
-            flags: vec!["-DMINI_DATASET".into()],
-            ..Default::default()
-        };
-        ir::load(&path, &fopts).unwrap().program
-    };
     // Which top-level loops are whole nests: those whose sequential loops hold nests.
     for (program, wholes) in [
         ("gemm", 0),      // its one loop is a nest
@@ -134,7 +128,7 @@ fn whole_nests_are_timed_and_saved_around_their_loop() {
         ("ludcmp", 3),    // k, and the two solves' row loops
         ("seidel-2d", 0), // no parallel loop at all: one nest
     ] {
-        let p = load(program);
+        let p = load(program).program;
         let n = nests(&p);
         let w = ir::codegen::whole_nests(&p, &n);
         assert_eq!(w.len(), wholes, "{program}: {w:?}");

@@ -731,28 +731,19 @@ struct NestContext<'a> {
 /// The candidate for an entry met on the retrieval walk; one passed over says why.
 fn passed_over(db: &Database, visited: &[Visited], v: &Visited) -> Candidate {
     let e = &db.entries[v.index];
-    let mut c = Candidate {
-        from: Neighbour {
+    let mut c = Candidate::unmeasured(
+        Neighbour {
             program: e.program.clone(),
             nest: e.nest.clone(),
             distance: v.distance,
             speedup_there: e.speedup(),
         },
-        recipe: v.recipe.clone(),
-        dropped: v
-            .dropped
+        v.recipe.clone(),
+        v.dropped
             .iter()
             .map(|(k, why)| format!("recipe step {k}: {why}"))
             .collect(),
-        verdict: CandidateVerdict::NotMeasured,
-        stats: None,
-        first: None,
-        speedup: 0.0,
-        run_s: 0.0,
-        killed: false,
-        kept: false,
-        why: String::new(),
-    };
+    );
     match &v.outcome {
         Outcome::Pick => {}
         Outcome::Empty => {
@@ -871,11 +862,7 @@ fn emit(dry: &DryRun, report: &ApplyReport) -> Result<(String, bool)> {
     let mut recipes: Vec<(usize, usize, Recipe)> = dry
         .nests
         .iter()
-        .filter(|n| {
-            !wholes
-                .iter()
-                .any(|(w, _)| w.region == n.region && n.control.contains(&w.root))
-        })
+        .filter(|n| !wholes.iter().any(|(w, _)| n.is_inside(w)))
         .filter_map(|n| {
             let r = report.nests.iter().find(|r| r.nest == n.name)?;
             Some((n.region, n.root, r.chosen.clone()))

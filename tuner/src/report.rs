@@ -307,6 +307,25 @@ impl ApplyReport {
     }
 }
 
+impl Candidate {
+    /// A candidate not measured yet: `recipe` from `from`, with the steps `dropped`.
+    pub fn unmeasured(from: Neighbour, recipe: Recipe, dropped: Vec<String>) -> Candidate {
+        Candidate {
+            from,
+            recipe,
+            dropped,
+            verdict: CandidateVerdict::NotMeasured,
+            stats: None,
+            first: None,
+            speedup: 0.0,
+            run_s: 0.0,
+            killed: false,
+            kept: false,
+            why: String::new(),
+        }
+    }
+}
+
 impl NestReport {
     /// Gives up the kept recipe, saying why on the candidate that was kept.
     pub fn give_up(&mut self, why: &str) {

@@ -85,23 +85,14 @@ impl Pipeline {
         let picks: Vec<Option<Recipe>> = tries.iter().map(|t| Some(t.recipe.clone())).collect();
         let mut candidates: Vec<Candidate> = tries
             .into_iter()
-            .map(|t| Candidate {
-                from: Neighbour {
+            .map(|t| {
+                let from = Neighbour {
                     program: "whole-nest stage".into(),
                     nest: t.what,
                     distance: 0.0,
                     speedup_there: 0.0,
-                },
-                recipe: t.recipe,
-                dropped: t.left_out,
-                verdict: CandidateVerdict::NotMeasured,
-                stats: None,
-                first: None,
-                speedup: 0.0,
-                run_s: 0.0,
-                killed: false,
-                kept: false,
-                why: String::new(),
+                };
+                Candidate::unmeasured(from, t.recipe, t.left_out)
             })
             .collect();
         let measured = self.measure_picks(
@@ -152,11 +143,7 @@ fn give_up_slower_parts(dry: &DryRun, whole: &Nest, r: &NestReport, nests: &mut 
     if !slower {
         return;
     }
-    for n in dry
-        .nests
-        .iter()
-        .filter(|n| n.region == whole.region && n.control.contains(&whole.root))
-    {
+    for n in dry.nests.iter().filter(|n| n.is_inside(whole)) {
         if let Some(row) = nests.iter_mut().find(|x| x.nest == n.name) {
             if !row.chosen.steps.is_empty() {
                 row.give_up(&format!(
@@ -189,7 +176,7 @@ fn whole_recipes(dry: &DryRun, whole: &Nest, nests: &[NestReport]) -> Option<Vec
     let kept: Vec<Part> = dry
         .nests
         .iter()
-        .filter(|n| n.region == whole.region && n.control.contains(&whole.root))
+        .filter(|n| n.is_inside(whole))
         .filter_map(|n| {
             let r = nests.iter().find(|r| r.nest == n.name)?;
             if r.chosen.steps.is_empty() {
