@@ -237,6 +237,11 @@ struct ProgramArgs {
     /// Tune the whole body of this function instead of the #pragma scop regions.
     #[arg(long, value_name = "F")]
     function: Option<String>,
+    /// Assume this function of yours is pure (its value depends on its arguments alone,
+    /// and it writes nothing): a call to it may then stand inside a tuned nest.
+    /// Repeat, or separate names with commas.
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    assume_pure: Vec<String>,
     #[command(flatten)]
     output: crate::cmd::Output,
     /// Cache folder (default: $TUNE_CACHE or ./.tunecache).
@@ -263,6 +268,7 @@ impl ProgramArgs {
     fn run_config(&self, args: CcArgs, program_args: Vec<String>) -> RunConfig {
         RunConfig {
             function: self.function.clone(),
+            assume_pure: self.assume_pure.clone(),
             program_args,
             ..RunConfig::tuning(args, self.cache_root(), Toolchain::default())
         }
@@ -345,6 +351,7 @@ fn cmd_run(a: RunArgs, program_args: Vec<String>) -> Result<i32, Error> {
     let cfg = RunConfig {
         args,
         function: a.program.function.clone(),
+        assume_pure: a.program.assume_pure.clone(),
         cache_root: a.program.cache_root(),
         save_versions: a.save_versions,
         openmp: a.openmp,
@@ -483,6 +490,7 @@ impl PipelineOptions<'_> {
 fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
     let spec = ProgramSpec {
         function: a.program.function.clone(),
+        assume_pure: a.program.assume_pure.clone(),
         program_args,
         ..ProgramSpec::named(
             tuner::spec::stem(a.program.cc.first().map_or("", String::as_str)),

@@ -231,12 +231,14 @@ impl<'p> Types<'p> {
                 }
             }
             Expr::Ternary { then, other, .. } => arith(self.of(then), self.of(other)),
-            Expr::Call { func, args } => call_type(func).unwrap_or_else(|| {
-                args.iter()
-                    .map(|a| self.of(a))
-                    .reduce(arith)
-                    .unwrap_or(DType::I32)
-            }),
+            Expr::Call { func, args } => library_call_type(func)
+                .or_else(|| self.program.pure_function(func).map(|f| f.dtype))
+                .unwrap_or_else(|| {
+                    args.iter()
+                        .map(|a| self.of(a))
+                        .reduce(arith)
+                        .unwrap_or(DType::I32)
+                }),
             Expr::Cast { dtype, .. } => *dtype,
         }
     }
@@ -328,8 +330,9 @@ fn arith(a: DType, b: DType) -> DType {
     }
 }
 
-/// Result type of known C library functions.
-fn call_type(func: &str) -> Option<DType> {
+/// Result type of the C library's math functions (`sqrt`, `sinf`, `fabs`, `abs`, ...),
+/// which a nest may call: they read only their arguments. `None` for any other name.
+pub fn library_call_type(func: &str) -> Option<DType> {
     const MATH: &[&str] = &[
         "sqrt",
         "cbrt",
@@ -409,7 +412,7 @@ mod tests {
         assert_eq!(int_literal_type(3, "3"), DType::I32);
         assert_eq!(int_literal_type(3, "3UL"), DType::U64);
         assert_eq!(int_literal_type(1 << 40, "1099511627776"), DType::I64);
-        assert_eq!(call_type("sqrtf"), Some(DType::F32));
-        assert_eq!(call_type("exp"), Some(DType::F64));
+        assert_eq!(library_call_type("sqrtf"), Some(DType::F32));
+        assert_eq!(library_call_type("exp"), Some(DType::F64));
     }
 }

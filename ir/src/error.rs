@@ -31,6 +31,9 @@ pub enum Error {
     /// No region to tune.
     #[error("{file}: {message}")]
     NoRegion { file: String, message: String },
+    /// A command-line option names something the file does not have.
+    #[error("{file}: {message}")]
+    Option { file: String, message: String },
     /// The system preprocessor failed; `message` is its first diagnostic.
     #[error("{message}")]
     Preprocess { message: String },

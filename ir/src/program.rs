@@ -728,6 +728,22 @@ pub struct Program {
     /// every function of the file that holds a loop.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub auto_regions: bool,
+    /// Functions of the user's that the user assumed pure (`--assume-pure NAME`): calls
+    /// to them may stand inside nests.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pure_functions: Vec<PureFunction>,
+}
+
+/// A function assumed pure: its value depends on its arguments alone, and it writes
+/// nothing a nest reads or writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PureFunction {
+    pub name: String,
+    /// Its result type.
+    pub dtype: DType,
+    /// C text that makes it callable from a cutout: its definition, made `static`, where
+    /// the file defines it; its declaration otherwise.
+    pub text: String,
 }
 
 impl Program {
@@ -742,6 +758,10 @@ impl Program {
 
     pub fn scalar(&self, name: &str) -> Option<&Scalar> {
         self.scalars.iter().find(|s| s.name == name)
+    }
+
+    pub fn pure_function(&self, name: &str) -> Option<&PureFunction> {
+        self.pure_functions.iter().find(|f| f.name == name)
     }
 
     /// Integer scalars from outside the region that the region never writes: the

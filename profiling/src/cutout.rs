@@ -262,6 +262,9 @@ impl Cutout {
              extern void tune_co_output(const char *name, const char *descr, unsigned long elem_size, const void *data, int is_array);\n\
              extern void tune_co_finish(void);\n\n",
         );
+        for f in &self.program.pure_functions {
+            s.push_str(&f.text);
+        }
         s.push_str(&v.source);
         // Declarations first, then statements: the program builds under C89 as well.
         let mut decls = String::from("  void *tune_tmp;\n");

@@ -155,12 +155,22 @@ fn pragmas(text: &str) -> Vec<&str> {
 /// keep: exit 0, every user directive still in the tuned file, a file equal to the
 /// user's when no recipe was kept, and the same output when built with the user's flags.
 fn tune_and_check(name: &str, flags: &[&str]) -> (String, String, serde_json::Value) {
+    tune_with_and_check(name, flags, &[])
+}
+
+/// [`tune_and_check`] with options for `tune apply` alone.
+fn tune_with_and_check(
+    name: &str,
+    flags: &[&str],
+    options: &[&str],
+) -> (String, String, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let src = workspace().join("tests/fixtures/user-style").join(name);
     std::fs::copy(&src, d.join(name)).unwrap();
     let mut args = strings(&["apply", name]);
     args.extend(strings(flags));
+    args.extend(strings(options));
     args.extend(strings(&["--repetitions", "5", "--report", "r.json"]));
     let out = tune(&args, d);
     assert_eq!(out.code, 0, "{}", out.stderr_text());
@@ -446,4 +456,58 @@ fn a_factorization_is_tuned_as_whole_nests() {
     // replaced by a scalar so that each lane keeps a partial sum.
     let factor = &wholes[0]["candidates"].to_string();
     assert!(factor.contains("scalar_replace"), "{factor}");
+}
+
+#[test]
+fn a_call_to_a_function_assumed_pure_stays_inside_its_nest() {
+    // `attenuate` is the program's own: without --assume-pure its call keeps the loop
+    // as written, and the reason names the option; with it, the loop is a nest (its
+    // `cos` is the C library's and needs nothing), measured on a cutout that carries
+    // the function's definition, and the tuned file computes the same.
+    let (original, tuned, r) = tune_and_check("pure_calls.c", &["-lm"]);
+    assert_eq!(tuned, original);
+    assert!(!nest_lines(&r).contains(&21), "{:?}", nest_lines(&r));
+    let out = left_out(&r);
+    assert!(
+        out.iter()
+            .any(|l| l.starts_with("23: statement: call to 'attenuate'")
+                && l.contains("--assume-pure attenuate")),
+        "{out:#?}"
+    );
+    let (_, _, r) = tune_with_and_check("pure_calls.c", &["-lm"], &["--assume-pure", "attenuate"]);
+    let nest = r["nests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["line"] == 21)
+        .unwrap_or_else(|| panic!("no nest at line 21: {r}"));
+    assert!(
+        nest["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["verdict"] == "verified"),
+        "{nest}"
+    );
+}
+
+#[test]
+fn assuming_pure_a_function_the_file_does_not_declare_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(
+        workspace().join("tests/fixtures/user-style/pure_calls.c"),
+        d.join("pure_calls.c"),
+    )
+    .unwrap();
+    let out = tune(
+        &strings(&["apply", "pure_calls.c", "-lm", "--assume-pure", "nowhere"]),
+        d,
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr_text());
+    assert_eq!(
+        out.stderr_text().trim(),
+        "tune: pure_calls.c: --assume-pure nowhere: no function of that name is declared"
+    );
+    assert!(!d.join("pure_calls.tuned.c").exists());
 }

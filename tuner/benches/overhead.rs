@@ -42,6 +42,7 @@ fn main() {
         let cfg = RunConfig {
             args: CcArgs::parse(&suite.args(p, preset)).expect("args"),
             function: None,
+            assume_pure: Vec::new(),
             cache_root: dir.path().to_path_buf(),
             save_versions: 1,
             openmp: false,

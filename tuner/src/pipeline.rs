@@ -224,6 +224,7 @@ impl Pipeline {
     fn run_config(&self, p: &ProgramSpec) -> Result<RunConfig> {
         Ok(RunConfig {
             function: p.function.clone(),
+            assume_pure: p.assume_pure.clone(),
             program_args: p.program_args.clone(),
             whole_nests: true,
             ..RunConfig::tuning(p.cc()?, self.cache_root.clone(), self.toolchain.clone())

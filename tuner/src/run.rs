@@ -19,6 +19,8 @@ pub struct RunConfig {
     pub args: CcArgs,
     /// Tune this function's body instead of the `#pragma scop` regions.
     pub function: Option<String>,
+    /// Functions of the user's assumed pure (`--assume-pure`).
+    pub assume_pure: Vec<String>,
     /// The cache folder (`.tunecache`).
     pub cache_root: PathBuf,
     /// Versions saved per nest and region; 0 disables Save, negative saves all.
@@ -51,6 +53,7 @@ impl RunConfig {
         RunConfig {
             args,
             function: None,
+            assume_pure: Vec::new(),
             cache_root,
             save_versions: 1,
             openmp: false,
@@ -294,6 +297,7 @@ pub fn prepare(
         cc: cfg.toolchain.cc.clone(),
         flags: cfg.args.preprocessor_flags(),
         function: cfg.function.clone(),
+        assume_pure: cfg.assume_pure.clone(),
     };
     let parsed = ir::load(&cfg.args.main, &fopts)?;
     let problems = ir::verify::verify(&parsed.program);

@@ -16,6 +16,9 @@ pub struct ProgramSpec {
     /// Tune this function's body instead of `#pragma scop` regions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub function: Option<String>,
+    /// Functions of the user's assumed pure: calls to them may stand inside nests.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assume_pure: Vec<String>,
     /// Arguments for the program itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub program_args: Vec<String>,
@@ -37,6 +40,7 @@ impl ProgramSpec {
             name: name.into(),
             args,
             function: None,
+            assume_pure: Vec::new(),
             program_args: Vec::new(),
         }
     }

@@ -413,8 +413,11 @@ impl Lowerer<'_> {
                     return self.unsupported(e.span, "call through a function pointer");
                 };
                 let name = id.node.name.clone();
-                if !MATH_FUNCTIONS.contains(&name.as_str()) {
-                    return self.unsupported(e.span, format!("call to '{name}' (only sqrt exp log pow fabs fmin fmax floor ceil and their f variants)"));
+                if crate::counts::library_call_type(&name).is_none() && !self.pure.contains(&name) {
+                    return self.unsupported(
+                        e.span,
+                        format!("call to '{name}' (a nest may call the C library's math functions, or a function of yours that --assume-pure {name} says is pure)"),
+                    );
                 }
                 let args = c
                     .node

@@ -20,6 +20,8 @@ pub(super) struct Lowerer<'a> {
     /// Pointers that cannot be read as arrays in this region, with why: their
     /// accesses are glue.
     pub(super) flat_refused: BTreeMap<String, String>,
+    /// Functions of the user's assumed pure (`--assume-pure`).
+    pub(super) pure: BTreeSet<String>,
 }
 
 /// Why a `return` is glue (and how the glue knows it: `Opaque::returns`).

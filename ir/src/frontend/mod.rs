@@ -8,7 +8,7 @@ use crate::error::{Error, Location, Result};
 use crate::program::const_value;
 use crate::program::{
     walk_nodes, Array, Assign, AssignOp, BinOp, DType, Decl, Directive, Expr, If, Loop, LoopCmp,
-    LoopKind, MacroName, Node, Pos, Program, Region, Scalar, ScalarOrigin, UnOp,
+    LoopKind, MacroName, Node, Pos, Program, PureFunction, Region, Scalar, ScalarOrigin, UnOp,
 };
 use crate::source::{pragma_lines, preprocess, Preprocessed};
 use lang_c::ast::{
@@ -31,12 +31,6 @@ mod symbols;
 use lower::*;
 use symbols::*;
 
-/// Math functions a region may call (and their `float` variants).
-pub const MATH_FUNCTIONS: &[&str] = &[
-    "sqrt", "exp", "log", "pow", "fabs", "fmin", "fmax", "floor", "ceil", "sqrtf", "expf", "logf",
-    "powf", "fabsf", "fminf", "fmaxf", "floorf", "ceilf",
-];
-
 /// How to run the preprocessor and which region to take.
 #[derive(Debug, Clone)]
 pub struct FrontendOptions {
@@ -46,6 +40,9 @@ pub struct FrontendOptions {
     pub flags: Vec<String>,
     /// Tune the whole body of this function instead of `#pragma scop` regions.
     pub function: Option<String>,
+    /// Functions of the user's assumed pure (`--assume-pure NAME`): a call to one may
+    /// stand inside a nest (the C library's math functions always may).
+    pub assume_pure: Vec<String>,
 }
 
 impl Default for FrontendOptions {
@@ -54,6 +51,7 @@ impl Default for FrontendOptions {
             cc: std::env::var("CC").unwrap_or_else(|_| "cc".to_string()),
             flags: Vec::new(),
             function: None,
+            assume_pure: Vec::new(),
         }
     }
 }
@@ -81,7 +79,7 @@ pub struct Parsed {
 /// Preprocesses and parses `file`, then lowers its regions.
 pub fn parse_file(file: &str, opts: &FrontendOptions) -> Result<Parsed> {
     let pp = preprocess(&opts.cc, file, &opts.flags)?;
-    let mut parsed = parse_preprocessed(pp, opts.function.as_deref())?;
+    let mut parsed = parse_preprocessed_with(pp, opts.function.as_deref(), &opts.assume_pure)?;
     parsed.program.c89 = selects_c89(&opts.flags);
     Ok(parsed)
 }
@@ -105,6 +103,15 @@ pub fn selects_c89(flags: &[String]) -> bool {
 
 /// Parses an already preprocessed translation unit.
 pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Parsed> {
+    parse_preprocessed_with(pp, function, &[])
+}
+
+/// [`parse_preprocessed`], with the functions `assume_pure` names assumed pure.
+pub fn parse_preprocessed_with(
+    pp: Preprocessed,
+    function: Option<&str>,
+    assume_pure: &[String],
+) -> Result<Parsed> {
     let config = Config {
         cpp_command: String::new(),
         cpp_options: Vec::new(),
@@ -149,6 +156,12 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
             _ => None,
         })
         .collect();
+    // The nest functions placed before a region's function may call them: C has the
+    // user declare them before that function.
+    let pure_functions = assume_pure
+        .iter()
+        .map(|name| pure_function(name, &unit, &globals, &pp))
+        .collect::<Result<Vec<_>>>()?;
 
     let mut found: Vec<FoundRegion> = Vec::new();
     // Regions found without markers: a function that cannot be lowered is left out.
@@ -237,6 +250,7 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
         used_pragmas: Default::default(),
         flat_used: Default::default(),
         flat_refused: Default::default(),
+        pure: pure_functions.iter().map(|f| f.name.clone()).collect(),
     };
     let mut regions = Vec::new();
     let mut texts = Vec::new();
@@ -339,6 +353,7 @@ pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Pa
         regions,
         c89: false,
         auto_regions: auto,
+        pure_functions,
     };
     Ok(Parsed {
         program,
@@ -578,4 +593,79 @@ fn token_end(text: &str, span: Span) -> usize {
             return end;
         }
     }
+}
+
+/// The function `name` that the user assumed pure: its result type, and the C text a
+/// cutout needs to call it (its definition where this file defines it, else its
+/// declaration).
+fn pure_function(
+    name: &str,
+    unit: &lang_c::ast::TranslationUnit,
+    globals: &Symbols,
+    pp: &Preprocessed,
+) -> Result<PureFunction> {
+    let option_error = |message: String| Error::Option {
+        file: pp.file.clone(),
+        message: format!("--assume-pure {name}: {message}"),
+    };
+    let returns = |specs: &[CNode<DeclarationSpecifier>], d: &Declarator| -> Result<DType> {
+        if d.derived
+            .iter()
+            .any(|x| matches!(x.node, DerivedDeclarator::Pointer(_)))
+        {
+            return Err(option_error("it returns a pointer".into()));
+        }
+        match base_type(specs, globals) {
+            Base::D(t) => Ok(t),
+            Base::Other(what) => Err(option_error(format!("it returns {what}"))),
+        }
+    };
+    let text = |span: Span| pp.text[span.start..span.end.min(pp.text.len())].to_string();
+    for ext in &unit.0 {
+        if let ExternalDeclaration::FunctionDefinition(f) = &ext.node {
+            let d = &f.node.declarator.node;
+            if declarator_name(d).as_deref() != Some(name) {
+                continue;
+            }
+            let dtype = returns(&f.node.specifiers, d)?;
+            let has_storage = f
+                .node
+                .specifiers
+                .iter()
+                .any(|s| matches!(s.node, DeclarationSpecifier::StorageClass(_)));
+            // `static`, so that a C99 `inline` definition is emitted where it is not
+            // inlined.
+            let prefix = if has_storage { "" } else { "static " };
+            return Ok(PureFunction {
+                name: name.to_string(),
+                dtype,
+                text: format!("{prefix}{}\n", text(f.span)),
+            });
+        }
+    }
+    for ext in &unit.0 {
+        if let ExternalDeclaration::Declaration(decl) = &ext.node {
+            for init in &decl.node.declarators {
+                let d = &init.node.declarator.node;
+                let is_function = d
+                    .derived
+                    .iter()
+                    .any(|x| matches!(x.node, DerivedDeclarator::Function(_)));
+                if is_function && declarator_name(d).as_deref() == Some(name) {
+                    let dtype = returns(&decl.node.specifiers, d)?;
+                    let mut text = text(decl.span);
+                    if !text.trim_end().ends_with(';') {
+                        text.push(';');
+                    }
+                    text.push('\n');
+                    return Ok(PureFunction {
+                        name: name.to_string(),
+                        dtype,
+                        text,
+                    });
+                }
+            }
+        }
+    }
+    Err(option_error("no function of that name is declared".into()))
 }
