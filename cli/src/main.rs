@@ -498,6 +498,12 @@ fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
         )
     };
     spec.cc()?;
+    // An output file names one file: the first one's loops alone are tuned then.
+    let spec_files = if a.output.is_some() {
+        1
+    } else {
+        spec.sources()?.len()
+    };
     let p = PipelineOptions {
         static_only: a.static_only,
         top_k: a.top_k,
@@ -511,25 +517,43 @@ fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
         budget_s: a.budget_s,
     }
     .pipeline();
-    let report = p.apply(&spec)?;
-    let out = a.output.clone().unwrap_or_else(|| {
-        let f = PathBuf::from(&report.file);
-        f.with_file_name(format!("{}.tuned.c", report.program))
-    });
-    tuner::files::write(&out, &report.source)?;
+    let applied = if spec_files == 1 {
+        tuner::report::FilesApplied {
+            reports: vec![p.apply(&spec)?],
+            passed_over: Vec::new(),
+        }
+    } else {
+        p.apply_files(&spec)?
+    };
+    let mut written = Vec::new();
+    for report in &applied.reports {
+        let out = a.output.clone().unwrap_or_else(|| {
+            let f = PathBuf::from(&report.file);
+            f.with_file_name(format!("{}.tuned.c", report.program))
+        });
+        tuner::files::write(&out, &report.source)?;
+        written.push(out);
+    }
+    // One file tuned: its report as it always was; several: every file's.
+    let several = applied.reports.len() > 1 || !applied.passed_over.is_empty();
+    let json = if !several {
+        serde_json::to_string_pretty(&applied.reports[0])
+    } else {
+        serde_json::to_string_pretty(&applied)
+    }
+    .expect("report serializes");
     if let Some(r) = &a.report {
-        tuner::files::write(
-            r,
-            &serde_json::to_string_pretty(&report).expect("report serializes"),
-        )?;
+        tuner::files::write(r, &json)?;
     }
     if a.program.json() {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).expect("report serializes")
-        );
-    } else {
-        print!("{}", render::apply::render_with(&report, a.explain));
+        println!("{json}");
+        return Ok(0);
+    }
+    for (report, out) in applied.reports.iter().zip(&written) {
+        if several {
+            println!("{}:", report.file);
+        }
+        print!("{}", render::apply::render_with(report, a.explain));
         println!(
             "wrote {}{}",
             out.display(),
@@ -539,6 +563,9 @@ fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
                 ""
             }
         );
+    }
+    for p in &applied.passed_over {
+        println!("{}: built as it is ({})", p.file, p.reason);
     }
     Ok(0)
 }

@@ -511,3 +511,59 @@ fn assuming_pure_a_function_the_file_does_not_declare_is_refused() {
     );
     assert!(!d.join("pure_calls.tuned.c").exists());
 }
+
+#[test]
+fn a_program_over_two_files_has_the_loops_of_each_tuned() {
+    // No markers: split_main.c's own loops are tuned first, then split_kernels.c's, each
+    // file as the one whose loops are tuned while the other is built as it is. Each
+    // tuned file lies beside its input, and the two together print what the originals do.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let files = ["split_main.c", "split_kernels.c"];
+    for f in files {
+        std::fs::copy(
+            workspace().join("tests/fixtures/user-style").join(f),
+            d.join(f),
+        )
+        .unwrap();
+    }
+    let out = tune(
+        &strings(&[
+            "apply",
+            files[0],
+            files[1],
+            "-lm",
+            "--repetitions",
+            "5",
+            "--report",
+            "r.json",
+        ]),
+        d,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr_text());
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let reports = r["reports"].as_array().unwrap();
+    assert_eq!(reports.len(), 2, "{r}");
+    assert_eq!(reports[0]["file"], files[0]);
+    assert_eq!(reports[1]["file"], files[1]);
+    let mut lines = nest_lines(&reports[1]);
+    lines.sort_unstable();
+    assert_eq!(lines, vec![6, 15]);
+    assert!(nest_lines(&reports[0]).contains(&24));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("wrote split_main.tuned.c")
+            && stdout.contains("wrote split_kernels.tuned.c"),
+        "{stdout}"
+    );
+    let cc = ["-fopenmp", "-ffp-contract=off"];
+    let want = cc_run(&strings(&[files[0], files[1], "-lm"]), &cc, d);
+    let got = cc_run(
+        &strings(&["split_main.tuned.c", "split_kernels.tuned.c", "-lm"]),
+        &cc,
+        d,
+    );
+    assert_eq!((want.code, got.code), (0, 0));
+    assert_eq!(got.stdout, want.stdout);
+}

@@ -28,8 +28,8 @@ use crate::nest_bench::{Measuring, NestBench};
 use crate::ranker::{EmbeddingRanker, Query, Ranker};
 use crate::records::MemoryRecords;
 use crate::report::{
-    ApplyReport, Candidate, CandidateVerdict, Neighbour, NestReport, NestTime, NestTiming,
-    TimeSplit, UserParallel,
+    ApplyReport, Candidate, CandidateVerdict, FilesApplied, Neighbour, NestReport, NestTime,
+    NestTiming, PassedOver, TimeSplit, UserParallel,
 };
 use crate::retrieve::{walk, Outcome, Visited};
 use crate::run::{checked_dry_run, DryRun, NestSummary, RunConfig};
@@ -253,6 +253,44 @@ impl Pipeline {
         Ok(out)
     }
 
+    /// [`Pipeline::apply`] over a program of several `.c` files: each file in turn is
+    /// the one whose loops are tuned, the others built as they are. After a file
+    /// whose regions are marked (`#pragma scop`, or `--function` found there) the rest
+    /// are built as they are: markers narrow what is tuned. A file with no loop to
+    /// tune is passed over with the reason; the first such error is returned when no
+    /// file had one. Reports come in the order of the files.
+    pub fn apply_files(&self, p: &ProgramSpec) -> Result<FilesApplied> {
+        let sources = p.sources()?;
+        if sources.len() == 1 {
+            return Ok(FilesApplied {
+                reports: vec![self.apply(p)?],
+                passed_over: Vec::new(),
+            });
+        }
+        let mut out = FilesApplied::default();
+        let mut first_error = None;
+        for source in &sources {
+            if out.reports.last().is_some_and(|r| !r.auto_regions) {
+                break;
+            }
+            match self.apply(&p.with_main(source)) {
+                Ok(r) => out.reports.push(r),
+                Err(Error::Program(e @ ir::Error::NoRegion { .. })) => {
+                    out.passed_over.push(PassedOver {
+                        file: source.clone(),
+                        reason: e.to_string(),
+                    });
+                    first_error.get_or_insert(Error::Program(e));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        match first_error {
+            Some(e) if out.reports.is_empty() => Err(e),
+            _ => Ok(out),
+        }
+    }
+
     /// Transfer-tunes the program (see the module documentation).
     pub fn apply(&self, p: &ProgramSpec) -> Result<ApplyReport> {
         let clock = Clock::start();
@@ -369,6 +407,7 @@ impl Pipeline {
             time: TimeSplit::default(),
             machine: machine.map(|m| m.cpu_model),
             left_out,
+            auto_regions: dry.parsed.program.auto_regions,
         };
         let original = std::fs::read_to_string(&report.file).map_err(Error::read(&report.file))?;
         let (source, openmp) = emit(&dry, &report)?;

@@ -126,6 +126,25 @@ pub struct UserParallel {
     pub analysis_agrees: bool,
 }
 
+/// `tune apply` over the `.c` files of one program (`Pipeline::apply_files`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct FilesApplied {
+    /// One per file tuned, in the order of the files.
+    pub reports: Vec<ApplyReport>,
+    /// Files with nothing to tune, built as they are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passed_over: Vec<PassedOver>,
+}
+
+/// A `.c` file of the program that holds nothing to tune.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PassedOver {
+    /// The file as given.
+    pub file: String,
+    /// Why nothing in it is tuned.
+    pub reason: String,
+}
+
 /// What of the tuned code is left out of tuning and kept as the user wrote it: a
 /// statement the IR does not model, or a loop that holds one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -294,6 +313,9 @@ pub struct ApplyReport {
     /// Code of the tuned regions left out of tuning, kept as written.
     #[serde(default)]
     pub left_out: Vec<LeftOut>,
+    /// The regions were found without markers (no `#pragma scop`, no `--function`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub auto_regions: bool,
 }
 
 impl ApplyReport {

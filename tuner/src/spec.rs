@@ -59,6 +59,26 @@ impl ProgramSpec {
     }
 }
 
+impl ProgramSpec {
+    /// Its `.c` files, the one holding the region(s) first.
+    pub fn sources(&self) -> Result<Vec<String>> {
+        let cc = self.cc()?;
+        Ok(std::iter::once(cc.main).chain(cc.extra_sources).collect())
+    }
+
+    /// The same program with `source`, one of its `.c` files, as the file that holds
+    /// the region(s), named after it.
+    pub fn with_main(&self, source: &str) -> ProgramSpec {
+        let mut args: Vec<String> = self.args.iter().filter(|a| *a != source).cloned().collect();
+        args.insert(0, source.to_string());
+        ProgramSpec {
+            name: stem(source),
+            args,
+            ..self.clone()
+        }
+    }
+}
+
 /// The file stem of a path, or `program`.
 pub fn stem(path: &str) -> String {
     std::path::Path::new(path)
