@@ -125,6 +125,40 @@ fn a_parallel_region_with_other_statements_is_kept_as_written() {
 }
 
 #[test]
+fn a_directive_continued_over_two_lines_stays_with_its_block() {
+    // `#pragma omp parallel \` + `shared(x)`: the preprocessed text has the directive
+    // on one line and a blank line after it, between it and its block.
+    let dir = std::env::temp_dir().join(format!("tune-cont-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("cont.c");
+    std::fs::write(
+        &file,
+        "double x[8];\nvoid f(void) {\n  int i, t = 0;\n  do {\n#pragma omp parallel \\\n    shared(x)\n    {\n      x[0] = 1.0;\n#pragma omp for\n      for (i = 1; i < 8; i++)\n        x[i] = 2.0;\n    }\n  } while (++t < 3);\n  for (i = 0; i < 8; i++)\n    x[i] *= 3.0;\n}\n",
+    )
+    .unwrap();
+    let opts = ir::FrontendOptions {
+        function: Some("f".into()),
+        ..Default::default()
+    };
+    let parsed = ir::load(file.to_str().unwrap(), &opts).unwrap();
+    let mut texts = Vec::new();
+    ir::program::walk_nodes(&parsed.program.regions[0].body, &mut |n, _| {
+        if let ir::program::Node::Opaque(o) = n {
+            texts.push(o.text.clone());
+        }
+    });
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("#pragma omp parallel shared(x)\n")
+                && t.ends_with("x[i] = 2.0;\n    }")),
+        "{texts:#?}"
+    );
+    assert_eq!(ir::codegen::nests(&parsed.program).len(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_k_and_r_parameter_list_gives_the_parameters_their_types() {
     let dir = std::env::temp_dir().join(format!("tune-knr-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

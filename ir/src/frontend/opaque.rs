@@ -148,16 +148,23 @@ impl Lowerer<'_> {
         if !text[start..span.start].trim().is_empty() {
             start = span.start;
         } else {
-            // Its directives belong to it.
-            while start > 0 {
-                let prev = self.pp.line_start(start - 1);
-                match crate::source::pragma_text(&text[prev..start]) {
+            // Its directives belong to it, with the blank lines and line markers
+            // between them (a directive continued with `\` leaves a blank line).
+            let mut at = start;
+            while at > 0 {
+                let prev = self.pp.line_start(at - 1);
+                let line = &text[prev..at];
+                let t = line.trim();
+                match crate::source::pragma_text(line) {
                     Some(p) if !matches!(p.split_whitespace().nth(1), Some("scop" | "endscop")) => {
                         self.used_pragmas.insert(prev);
                         start = prev;
                     }
-                    _ => break,
+                    Some(_) => break,
+                    None if t.is_empty() || t.starts_with("# ") => {}
+                    None => break,
                 }
+                at = prev;
             }
             if start == self.pp.line_start(span.start) {
                 start = span.start;
