@@ -567,3 +567,19 @@ fn a_program_over_two_files_has_the_loops_of_each_tuned() {
     assert_eq!((want.code, got.code), (0, 0));
     assert_eq!(got.stdout, want.stdout);
 }
+
+#[test]
+fn functions_of_old_c_without_a_type_are_read_and_their_loops_tuned() {
+    // `fill(n) int n; { ... }` and `main()`: implicitly int, parameters declared after
+    // the list. The parser gets a type name written into the white space before each
+    // (offsets kept); the tuned file is the user's text.
+    let (original, tuned, r) = tune_and_check("old_c.c", &[]);
+    let mut lines = nest_lines(&r);
+    lines.sort_unstable();
+    assert_eq!(lines, vec![19, 30, 34, 47]);
+    assert!(
+        tuned.contains("\nsmooth(n, w)\nint n;\ndouble w;\n{\n"),
+        "{tuned}"
+    );
+    assert!(original.lines().count() <= tuned.lines().count());
+}

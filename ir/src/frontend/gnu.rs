@@ -43,7 +43,217 @@ pub fn parser_text(text: &str) -> String {
         }
         i += 1;
     }
+    implicit_int(&mut out);
     String::from_utf8(out).expect("only ASCII bytes were replaced by ASCII bytes")
+}
+
+/// Words that may start a file-scope declaration or stand where one starts, besides
+/// type names: an identifier followed by `(` there is not a function's name.
+const NOT_A_NAME: &[&str] = &[
+    "asm",
+    "__asm",
+    "__asm__",
+    "_Static_assert",
+    "static_assert",
+    "typedef",
+    "extern",
+    "static",
+    "inline",
+    "__inline",
+    "__inline__",
+    "auto",
+    "register",
+    "_Thread_local",
+    "const",
+    "volatile",
+    "restrict",
+    "__restrict",
+    "sizeof",
+    "_Alignas",
+    "_Noreturn",
+    "__typeof__",
+    "typeof",
+    "__typeof",
+    "void",
+    "char",
+    "short",
+    "int",
+    "long",
+    "float",
+    "double",
+    "signed",
+    "unsigned",
+    "_Bool",
+    "_Complex",
+    "struct",
+    "union",
+    "enum",
+];
+
+/// Functions declared or defined with no type in old C (`f(a, b) int a, b; { ... }`,
+/// implicitly `int`), which the parser refuses: a one-letter type name the text does
+/// not use otherwise is written in the white space before each name, and declared as
+/// `int` over the first line marker long enough to hold it, ahead of the first such
+/// function. Offsets stay as they are.
+fn implicit_int(out: &mut [u8]) {
+    let starts = implicit_int_starts(out);
+    if starts.is_empty() {
+        return;
+    }
+    let used: std::collections::BTreeSet<&[u8]> = out
+        .split(|c| !is_ident(*c))
+        .filter(|w| w.len() == 1)
+        .collect();
+    let Some(letter) = (b'A'..=b'Z')
+        .chain(b'a'..=b'z')
+        .find(|c| !used.contains(&[*c][..]))
+    else {
+        return;
+    };
+    let typedef = format!("typedef int {};", letter as char);
+    // A line marker (`# 12 "file.c" 2`) before the first function, long enough.
+    let mut line = 0;
+    let mut declared = false;
+    while line < starts[0] {
+        let end = out[line..]
+            .iter()
+            .position(|c| *c == b'\n')
+            .map_or(out.len(), |k| line + k);
+        if out[line..end].starts_with(b"# ") && end - line >= typedef.len() {
+            out[line..line + typedef.len()].copy_from_slice(typedef.as_bytes());
+            blank(out, line + typedef.len(), end);
+            declared = true;
+            break;
+        }
+        line = end + 1;
+    }
+    if !declared {
+        return;
+    }
+    for at in starts {
+        out[at - 2] = letter;
+        out[at - 1] = b' ';
+    }
+}
+
+/// Whether the line break at `q` ends a directive's line (`#...`).
+fn ends_a_directive(bytes: &[u8], q: usize) -> bool {
+    let start = bytes[..q]
+        .iter()
+        .rposition(|c| *c == b'\n')
+        .map_or(0, |k| k + 1);
+    bytes[start..q].first() == Some(&b'#')
+}
+
+/// Whether the parameter list at `open` is a function's: a body or old-style
+/// parameter declarations follow it, or `;` after a list of bare names.
+fn declares_a_function(bytes: &[u8], open: usize) -> bool {
+    let Some(close) = balanced_parens(bytes, open) else {
+        return false;
+    };
+    let next = bytes[close..].iter().find(|c| !c.is_ascii_whitespace());
+    match next {
+        Some(b'{') => true,
+        Some(c) if is_ident(*c) && !c.is_ascii_digit() => true,
+        Some(b';') => bytes[open + 1..close - 1]
+            .iter()
+            .all(|c| is_ident(*c) || *c == b',' || c.is_ascii_whitespace()),
+        _ => false,
+    }
+}
+
+/// Where the name of each function declared with no type starts, when the two bytes
+/// before it are white space that may be overwritten (not the end of a directive's
+/// line).
+fn implicit_int_starts(bytes: &[u8]) -> Vec<usize> {
+    let mut found = Vec::new();
+    // Nesting of (), [] and {}; whether the next token starts a declaration; whether
+    // each open `{` at file scope is a function's body.
+    let mut depth = 0usize;
+    let mut at_start = true;
+    let mut last = b';';
+    let mut body = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        // Directives and line markers fill their line.
+        if c == b'#' && (i == 0 || bytes[i - 1] == b'\n') {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c == b'"' || c == b'\'' {
+            i = skip_literal(bytes, i);
+            at_start = false;
+            last = b'"';
+            continue;
+        }
+        if is_ident(c) && !c.is_ascii_digit() {
+            let end = ident_end(bytes, i);
+            if depth == 0 && at_start {
+                let word = std::str::from_utf8(&bytes[i..end]).unwrap_or("");
+                let mut k = end;
+                while k < bytes.len() && bytes[k].is_ascii_whitespace() {
+                    k += 1;
+                }
+                let room = i >= 2
+                    && (i - 2..i).all(|q| {
+                        bytes[q].is_ascii_whitespace()
+                            && (bytes[q] != b'\n' || !ends_a_directive(bytes, q))
+                    });
+                if bytes.get(k) == Some(&b'(')
+                    && !NOT_A_NAME.contains(&word)
+                    && room
+                    && declares_a_function(bytes, k)
+                {
+                    found.push(i);
+                }
+            }
+            at_start = false;
+            last = b'a';
+            i = end;
+            continue;
+        }
+        match c {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth = depth.saturating_sub(1),
+            b'{' => {
+                if depth == 0 {
+                    // A function's body follows its parameters (or, in old C, their
+                    // declarations); a struct's body or an initializer does not.
+                    body = matches!(last, b')' | b';');
+                }
+                depth += 1;
+            }
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                // After a function's body a declaration starts; after a struct's,
+                // its declarators follow.
+                if depth == 0 && body {
+                    at_start = true;
+                    last = b'}';
+                    i += 1;
+                    continue;
+                }
+            }
+            b';' if depth == 0 => {
+                at_start = true;
+                last = b';';
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        at_start = false;
+        last = c;
+        i += 1;
+    }
+    found
 }
 
 fn is_ident(c: u8) -> bool {
@@ -133,6 +343,22 @@ mod tests {
             out,
             "unsigned long     r; const char *s = \"__attribute__((x))\"; int my__int128;"
         );
+    }
+
+    #[test]
+    fn functions_of_old_c_without_a_type_get_one_of_the_same_length() {
+        let src = "# 1 \"<command-line>\"\nint layer;\nstruct s { int x; } g(void);\n\n\nrandomize(w, m)\nfloat **w;\nint m;\n{\n  w[0][0] = m;\n}\n\n  face();\nint q;\n\nrow(w) float *w; { }\n# 3 \"t.c\"\nkept(w) float *w; { }\nsize_t (*fp)(void);\nint z = (1);\n";
+        let out = parser_text(src);
+        assert_eq!(out.len(), src.len());
+        // `A` and `B`...: the first letter the text does not use as a name.
+        assert!(out.starts_with("typedef int A;      \n"), "{out}");
+        assert!(out.contains("(void);\nA randomize(w, m)\n"), "{out}");
+        assert!(out.contains("}\n\nA face();"), "{out}");
+        assert!(out.contains("int q;A row(w)"), "{out}");
+        // No room but a directive's line break: left for the parser to refuse.
+        assert!(out.contains("\"t.c\"\nkept(w)"), "{out}");
+        assert!(out.contains("struct s { int x; } g(void);"), "{out}");
+        assert!(out.contains("\nsize_t (*fp)(void);"), "{out}");
     }
 
     #[test]

@@ -319,7 +319,11 @@ pub fn parse_preprocessed_with(
             },
             body,
         });
-        let fstart = pp.line_start(r.function.span.start);
+        // A function of old C with no type starts, to the parser, at the type name
+        // `gnu` wrote into the white space before it.
+        let first = r.function.span.start;
+        let first = first + pp.text[first..].len() - pp.text[first..].trim_start().len();
+        let fstart = pp.line_start(first);
         texts.push(RegionText {
             replace: r.replace.clone(),
             resume: pp.location(r.replace.end),
