@@ -732,6 +732,19 @@ pub struct Program {
     /// to them may stand inside nests.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pure_functions: Vec<PureFunction>,
+    /// Functions holding loops that were left as they are, found without markers,
+    /// with why (the error that reading them gave).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unread_functions: Vec<UnreadFunction>,
+}
+
+/// A function of the file, found without markers, that could not be read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnreadFunction {
+    pub name: String,
+    /// Line of its definition.
+    pub line: u32,
+    pub reason: String,
 }
 
 /// A function assumed pure: its value depends on its arguments alone, and it writes

@@ -178,6 +178,11 @@ pub fn left_out(program: &ir::Program) -> Vec<LeftOut> {
             _ => {}
         });
     }
+    out.extend(program.unread_functions.iter().map(|f| LeftOut {
+        line: f.line,
+        what: format!("function '{}'", f.name),
+        reason: format!("kept as written: {}", f.reason),
+    }));
     out
 }
 

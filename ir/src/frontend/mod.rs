@@ -9,6 +9,7 @@ use crate::program::const_value;
 use crate::program::{
     walk_nodes, Array, Assign, AssignOp, BinOp, DType, Decl, Directive, Expr, If, Loop, LoopCmp,
     LoopKind, MacroName, Node, Pos, Program, PureFunction, Region, Scalar, ScalarOrigin, UnOp,
+    UnreadFunction,
 };
 use crate::source::{pragma_lines, preprocess, Preprocessed};
 use lang_c::ast::{
@@ -298,7 +299,11 @@ pub fn parse_preprocessed_with(
                 // Found without markers: a function that cannot be lowered is left
                 // as it is.
                 lower.restore(saved);
-                skipped.push(e.to_string());
+                skipped.push(UnreadFunction {
+                    name: declarator_name(&fdef.declarator.node).unwrap_or_default(),
+                    line: pp.location(r.function.span.start).line,
+                    reason: e.to_string(),
+                });
                 continue;
             }
             Err(e) => return Err(e),
@@ -337,7 +342,11 @@ pub fn parse_preprocessed_with(
             file: pp.file.clone(),
             message: format!(
                 "no function of this file could be read ({})",
-                skipped.join("; ")
+                skipped
+                    .iter()
+                    .map(|s| s.reason.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
             ),
         });
     }
@@ -358,6 +367,7 @@ pub fn parse_preprocessed_with(
         c89: false,
         auto_regions: auto,
         pure_functions,
+        unread_functions: skipped,
     };
     Ok(Parsed {
         program,
