@@ -65,10 +65,11 @@ pub fn nests(program: &Program) -> Vec<Nest> {
     out
 }
 
-/// The whole loop nests of a program: each top-level loop of a region that is not a
-/// nest itself but holds nests under its control loops (a time loop, the `k` of a
-/// factorization, a row loop of a solver), with no statement the IR does not model and
-/// no directive of the user's.
+/// The whole loop nests of a program: each outermost loop that is not a nest itself
+/// but holds nests under its control loops (a time loop, the `k` of a factorization, a
+/// row loop of a solver), with no statement the IR does not model and no directive of
+/// the user's. It may stand inside glue loops (a benchmark's repetition loop that calls
+/// a timer): their variables are its parameters, as for a nest.
 /// They are the unit of the whole-nest stage of tuning: measured as the program runs
 /// them, on the data saved at their entry, transformed by recipes whose steps may name
 /// any of their loops. Named `wholeK`; their `id` is the runtime slot after those of
@@ -76,35 +77,66 @@ pub fn nests(program: &Program) -> Vec<Nest> {
 pub fn whole_nests(program: &Program, nests: &[Nest]) -> Vec<Nest> {
     let mut out = Vec::new();
     for region in &program.regions {
-        for n in &region.body {
-            let Node::Loop(l) = n else { continue };
-            let holds_nests = nests
-                .iter()
-                .any(|x| x.region == region.index && x.control.contains(&l.id));
-            let is_nest = nests
-                .iter()
-                .any(|x| x.region == region.index && x.root == l.id);
-            // The user's own directives inside (a parallel region of worksharing
-            // loops) stay as they stand: their nests are tuned one by one.
-            let users = crate::program::loops(&l.body)
-                .iter()
-                .any(|x| x.directives.iter().any(crate::program::Directive::is_users));
-            if !holds_nests || is_nest || users || crate::program::has_opaque(&l.body) {
-                continue;
-            }
-            let k = out.len();
-            let mut w = describe_nest(
-                program,
-                region,
-                l,
-                &[],
-                nests.len() + program.regions.len() + k,
-            );
-            w.name = format!("whole{k}");
-            out.push(w);
-        }
+        let mut control = Vec::new();
+        find_wholes(program, region, &region.body, nests, &mut control, &mut out);
     }
     out
+}
+
+fn find_wholes<'a>(
+    program: &Program,
+    region: &'a Region,
+    body: &'a [Node],
+    nests: &[Nest],
+    control: &mut Vec<&'a Loop>,
+    out: &mut Vec<Nest>,
+) {
+    for n in body {
+        match n {
+            Node::Loop(l) => {
+                let holds_nests = nests
+                    .iter()
+                    .any(|x| x.region == region.index && x.control.contains(&l.id));
+                let is_nest = nests
+                    .iter()
+                    .any(|x| x.region == region.index && x.root == l.id);
+                if !holds_nests || is_nest {
+                    continue;
+                }
+                if crate::program::has_opaque(&l.body) {
+                    // Glue: the whole nests may be further in.
+                    control.push(l);
+                    find_wholes(program, region, &l.body, nests, control, out);
+                    control.pop();
+                    continue;
+                }
+                // The user's own directives inside (a parallel region of worksharing
+                // loops) stay as they stand: their nests are tuned one by one.
+                let users = crate::program::loops(&l.body)
+                    .iter()
+                    .any(|x| x.directives.iter().any(crate::program::Directive::is_users));
+                if users {
+                    continue;
+                }
+                let k = out.len();
+                let mut w = describe_nest(
+                    program,
+                    region,
+                    l,
+                    control,
+                    nests.len() + program.regions.len() + k,
+                );
+                w.name = format!("whole{k}");
+                out.push(w);
+            }
+            Node::If(i) => {
+                find_wholes(program, region, &i.then_body, nests, control, out);
+                find_wholes(program, region, &i.else_body, nests, control, out);
+            }
+            Node::Block(b) => find_wholes(program, region, b, nests, control, out),
+            Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => {}
+        }
+    }
 }
 
 /// Whether the loop is parallel, by the analysis or by the user's OpenMP claim.

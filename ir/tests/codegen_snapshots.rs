@@ -157,3 +157,46 @@ fn whole_nests_are_timed_and_saved_around_their_loop() {
         "{glue}"
     );
 }
+
+#[test]
+fn a_whole_nest_inside_a_glue_loop_is_timed_there_with_its_variable_as_a_parameter() {
+    // The repetition loop `r` calls a function: it is glue. The row loop inside it holds
+    // two nests with no glue of its own: a whole nest, entered inside `r`'s body, that
+    // takes `r` like any scalar from outside it.
+    let dir = std::env::temp_dir().join(format!("tune-whole-glue-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("reps.c");
+    std::fs::write(
+        &file,
+        "float a[64][64], b[64][64], c[64][64];\nvoid tick(int r);\nvoid k(int reps) {\n  int r, i, j;\n  for (r = 0; r < reps; r++) {\n    for (i = 1; i < 64; i++) {\n      for (j = 1; j < 64; j++)\n        a[j][i] = a[j - 1][i] + c[j][i] * r;\n      for (j = 1; j < 64; j++)\n        b[i][j] = b[i - 1][j] + c[i][j];\n    }\n    tick(r);\n  }\n}\n",
+    )
+    .unwrap();
+    let opts = ir::FrontendOptions {
+        function: Some("k".into()),
+        ..Default::default()
+    };
+    let parsed = ir::load(file.to_str().unwrap(), &opts).unwrap();
+    let program = &parsed.program;
+    let n = nests(program);
+    let wholes = ir::codegen::whole_nests(program, &n);
+    assert_eq!(wholes.len(), 1, "{wholes:?}");
+    let w = &wholes[0];
+    assert_eq!(program.find_loop(0, w.root).unwrap().var, "i");
+    assert!(w.scalars.iter().any(|s| s.name == "r" && !s.written), "{w:?}");
+    assert_eq!(n.iter().filter(|x| x.is_inside(w)).count(), 2);
+    let (_, glue) = region_code(
+        program,
+        &n,
+        0,
+        CodegenOptions {
+            openmp: false,
+            instrument: true,
+            whole_nests: true,
+        },
+    );
+    let r_loop = glue.find("for (r = 0").expect("repetition loop");
+    let enter = glue.find("\"whole0\")").expect("entered");
+    let tick = glue.find("tick(r);").expect("the call");
+    assert!(r_loop < enter && enter < tick, "{glue}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
