@@ -208,6 +208,9 @@ impl Lowerer<'_> {
             Some(Resolved::External(Sym::Other(what))) => {
                 return self.unsupported(cur.span, format!("{what} of array '{name}'"))
             }
+            Some(Resolved::Local(Sym::Other(what))) => {
+                return self.unsupported(cur.span, format!("access to array '{name}', {what}"))
+            }
             None => return self.invalid(cur.span, format!("unknown identifier '{name}'")),
             Some(_) => return self.invalid(cur.span, format!("'{name}' is not an array")),
         };

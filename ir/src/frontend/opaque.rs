@@ -272,6 +272,7 @@ impl Lowerer<'_> {
             let sym = match sym {
                 Sym::Scalar(t) => Sym::Scalar(t),
                 Sym::Flat(t, r) => Sym::Flat(t, r),
+                Sym::Array { .. } => Sym::Other("declared by a statement kept as written".into()),
                 _ => Sym::Pointer,
             };
             self.declare_local(&name, sym);
