@@ -236,6 +236,23 @@ fn index_defs(
         Node::Loop(_) | Node::If(_) | Node::Block(_) => {}
     });
     let mut defs: BTreeMap<String, Poly> = BTreeMap::new();
+    // Declared without a value and assigned once, before every subscript that uses it,
+    // in the same iteration: `int c; ... for (x ...) { c = x + y*nx; out[c] = ...; }`.
+    let once = assigned_once(body);
+    for (name, value) in &once {
+        if declared.get(name.as_str()).copied().unwrap_or(0) > 1
+            || inits.iter().any(|(n, _)| n == name)
+        {
+            continue;
+        }
+        let Some(p) = Poly::of(value) else { continue };
+        let vars = || p.0.keys().flatten();
+        if vars().all(|v| loop_vars.contains(v) || invariant(v))
+            && vars().any(|v| loop_vars.contains(v))
+        {
+            defs.insert(name.clone(), p);
+        }
+    }
     for (name, init) in inits {
         if declared[name] != 1 || assigned.contains(name) {
             continue;
@@ -251,6 +268,106 @@ fn index_defs(
         }
     }
     defs
+}
+
+/// Integer scalars assigned exactly once (`v = e;`, not under an `if`), where every
+/// subscript that mentions them comes after that assignment in the same iteration of
+/// the loops around it: each with its value. The value may not mention a variable
+/// written between the assignment and a use; `index_defs` admits only loop variables
+/// and variables the region does not write.
+fn assigned_once(body: &[Node]) -> Vec<(String, Expr)> {
+    struct Seen<'a> {
+        /// Per variable: (value, loops around, order) of each unconditional `v = e`.
+        sets: BTreeMap<&'a str, Vec<(&'a Expr, Vec<usize>, usize)>>,
+        /// Variables assigned any other way (compound, under an if, by glue).
+        other: BTreeSet<&'a str>,
+        /// Variables in subscripts: (loops around, order).
+        uses: BTreeMap<String, Vec<(Vec<usize>, usize)>>,
+        order: usize,
+    }
+    fn subscripts(e: &Expr, around: &[usize], order: usize, seen: &mut Seen) {
+        e.walk(&mut |x| {
+            if let Expr::Access { indices, .. } = x {
+                for i in indices {
+                    i.walk(&mut |v| {
+                        if let Expr::Var(v) = v {
+                            seen.uses
+                                .entry(v.clone())
+                                .or_default()
+                                .push((around.to_vec(), order));
+                        }
+                    });
+                }
+            }
+        });
+    }
+    fn visit<'a>(body: &'a [Node], around: &mut Vec<usize>, cond: bool, seen: &mut Seen<'a>) {
+        for n in body {
+            seen.order += 1;
+            let order = seen.order;
+            match n {
+                Node::Assign(a) => {
+                    subscripts(&a.target, around, order, seen);
+                    subscripts(&a.value, around, order, seen);
+                    if let Expr::Var(v) = &a.target {
+                        if a.op == crate::program::AssignOp::Set && !cond {
+                            seen.sets
+                                .entry(v)
+                                .or_default()
+                                .push((&a.value, around.clone(), order));
+                        } else {
+                            seen.other.insert(v);
+                        }
+                    }
+                }
+                Node::Decl(d) => {
+                    if let Some(e) = &d.init {
+                        subscripts(e, around, order, seen);
+                    }
+                }
+                Node::Loop(l) => {
+                    subscripts(&l.init, around, order, seen);
+                    subscripts(&l.bound, around, order, seen);
+                    around.push(l.id);
+                    visit(&l.body, around, false, seen);
+                    around.pop();
+                }
+                Node::If(i) => {
+                    subscripts(&i.cond, around, order, seen);
+                    visit(&i.then_body, around, true, seen);
+                    visit(&i.else_body, around, true, seen);
+                }
+                Node::Block(b) => visit(b, around, cond, seen),
+                Node::Opaque(o) => seen.other.extend(o.writes.iter().map(String::as_str)),
+            }
+        }
+    }
+    let mut seen = Seen {
+        sets: BTreeMap::new(),
+        other: BTreeSet::new(),
+        uses: BTreeMap::new(),
+        order: 0,
+    };
+    visit(body, &mut Vec::new(), false, &mut seen);
+    let mut out = Vec::new();
+    for (v, sets) in &seen.sets {
+        let [(value, at, order)] = sets.as_slice() else {
+            continue;
+        };
+        if seen.other.contains(v) || value.mentions(v) {
+            continue;
+        }
+        let uses = seen.uses.get(*v).map_or(&[][..], Vec::as_slice);
+        // Only where the loops around the assignment are around the use too, later in
+        // their body: the use reads this iteration's value.
+        if uses
+            .iter()
+            .all(|(around, o)| around.starts_with(at) && o > order)
+        {
+            out.push((v.to_string(), (*value).clone()));
+        }
+    }
+    out
 }
 
 /// A pointer's accesses (each one subscript, as polynomials) with the loops around them.

@@ -182,7 +182,10 @@ fn a_whole_nest_inside_a_glue_loop_is_timed_there_with_its_variable_as_a_paramet
     assert_eq!(wholes.len(), 1, "{wholes:?}");
     let w = &wholes[0];
     assert_eq!(program.find_loop(0, w.root).unwrap().var, "i");
-    assert!(w.scalars.iter().any(|s| s.name == "r" && !s.written), "{w:?}");
+    assert!(
+        w.scalars.iter().any(|s| s.name == "r" && !s.written),
+        "{w:?}"
+    );
     assert_eq!(n.iter().filter(|x| x.is_inside(w)).count(), 2);
     let (_, glue) = region_code(
         program,

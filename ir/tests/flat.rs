@@ -134,3 +134,44 @@ fn restrict_pointers_need_no_overlap_check() {
         Some("((const char *)(c + (n)) <= (const char *)d || (const char *)(d + (n)) <= (const char *)c)")
     );
 }
+
+#[test]
+fn an_index_assigned_once_before_its_uses_is_read_through_its_value() {
+    // `int c;` then `c = x + y*nx;` first in the body of `x`: every subscript that uses
+    // it comes later in the same iteration, so `in[c]` is `in[y][x]`.
+    let p = parse(
+        "assigned",
+        "void f(int nx, int ny, float *in, float *out)\n{\n  int c, x, y;\n\
+         \x20 for (y = 0; y < ny; y++)\n    for (x = 0; x < nx; x++) {\n      c = x + y * nx;\n\
+         \x20     out[c] = 0.5f * in[c];\n    }\n}\n",
+    );
+    assert_eq!(dims(&p, "in"), ["ny", "nx"]);
+    assert_eq!(dims(&p, "out"), ["ny", "nx"]);
+    assert!(glue(&p).is_empty(), "{:?}", glue(&p));
+    // A use before the assignment reads the previous iteration's value: refused.
+    let p = parse(
+        "before",
+        "void f(int nx, int ny, float *in, float *out)\n{\n  int c = 0, x, y;\n\
+         \x20 for (y = 0; y < ny; y++)\n    for (x = 0; x < nx; x++) {\n      out[x] = in[c];\n\
+         \x20     c = x + y * nx;\n    }\n}\n",
+    );
+    assert!(
+        glue(&p)
+            .iter()
+            .any(|r| r.contains("'in'") && r.contains("'c'")),
+        "{:?}",
+        glue(&p)
+    );
+    // Assigned under an if: refused too.
+    let p = parse(
+        "cond",
+        "void f(int nx, int ny, float *in, float *out)\n{\n  int c, x, y;\n\
+         \x20 for (y = 0; y < ny; y++)\n    for (x = 0; x < nx; x++) {\n      if (x > 0)\n        c = x + y * nx;\n\
+         \x20     out[x] = in[c];\n    }\n}\n",
+    );
+    assert!(
+        glue(&p).iter().any(|r| r.contains("'in'")),
+        "{:?}",
+        glue(&p)
+    );
+}
