@@ -276,9 +276,11 @@ fn index_defs(
 /// written between the assignment and a use; `index_defs` admits only loop variables
 /// and variables the region does not write.
 fn assigned_once(body: &[Node]) -> Vec<(String, Expr)> {
+    /// An unconditional `v = e`: its value, the loops around it, its place in order.
+    type Set<'a> = (&'a Expr, Vec<usize>, usize);
     struct Seen<'a> {
-        /// Per variable: (value, loops around, order) of each unconditional `v = e`.
-        sets: BTreeMap<&'a str, Vec<(&'a Expr, Vec<usize>, usize)>>,
+        /// Per variable, each of its unconditional assignments.
+        sets: BTreeMap<&'a str, Vec<Set<'a>>>,
         /// Variables assigned any other way (compound, under an if, by glue).
         other: BTreeSet<&'a str>,
         /// Variables in subscripts: (loops around, order).
