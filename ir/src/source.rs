@@ -62,6 +62,8 @@ pub fn preprocess(cc: &str, file: &str, flags: &[String]) -> Result<Preprocessed
     let text = String::from_utf8(output.stdout).map_err(|_| Error::Preprocess {
         message: format!("{file}: preprocessed output is not UTF-8"),
     })?;
+    // Old C's functions without a type get `int`: the parser's grammar wants one.
+    let text = crate::frontend::gnu::with_implicit_int(&text);
     let mut pp = Preprocessed::new(file, text);
     // The macros, to print the user's names back; without them literals stay numbers.
     if let Ok(dm) = Command::new(program)

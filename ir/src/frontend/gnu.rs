@@ -43,7 +43,6 @@ pub fn parser_text(text: &str) -> String {
         }
         i += 1;
     }
-    implicit_int(&mut out);
     String::from_utf8(out).expect("only ASCII bytes were replaced by ASCII bytes")
 }
 
@@ -90,59 +89,24 @@ const NOT_A_NAME: &[&str] = &[
     "enum",
 ];
 
-/// Functions declared or defined with no type in old C (`f(a, b) int a, b; { ... }`,
-/// implicitly `int`), which the parser refuses: a one-letter type name the text does
-/// not use otherwise is written in the white space before each name, and declared as
-/// `int` over the first line marker long enough to hold it, ahead of the first such
-/// function. Offsets stay as they are.
-fn implicit_int(out: &mut [u8]) {
-    let starts = implicit_int_starts(out);
+/// `text` with `int ` written before the name of every function declared or defined
+/// with no type, as old C allows (`f(a, b) int a, b; { ... }`, implicitly `int`): the
+/// parser's grammar wants a type. Only the columns of those lines move; every line
+/// stays where it is, and the compiler reads the same program.
+pub fn with_implicit_int(text: &str) -> String {
+    let starts = implicit_int_starts(parser_text(text).as_bytes());
     if starts.is_empty() {
-        return;
+        return text.to_string();
     }
-    let used: std::collections::BTreeSet<&[u8]> = out
-        .split(|c| !is_ident(*c))
-        .filter(|w| w.len() == 1)
-        .collect();
-    let Some(letter) = (b'A'..=b'Z')
-        .chain(b'a'..=b'z')
-        .find(|c| !used.contains(&[*c][..]))
-    else {
-        return;
-    };
-    let typedef = format!("typedef int {};", letter as char);
-    // A line marker (`# 12 "file.c" 2`) before the first function, long enough.
-    let mut line = 0;
-    let mut declared = false;
-    while line < starts[0] {
-        let end = out[line..]
-            .iter()
-            .position(|c| *c == b'\n')
-            .map_or(out.len(), |k| line + k);
-        if out[line..end].starts_with(b"# ") && end - line >= typedef.len() {
-            out[line..line + typedef.len()].copy_from_slice(typedef.as_bytes());
-            blank(out, line + typedef.len(), end);
-            declared = true;
-            break;
-        }
-        line = end + 1;
+    let mut out = String::with_capacity(text.len() + 4 * starts.len());
+    let mut at = 0;
+    for s in starts {
+        out.push_str(&text[at..s]);
+        out.push_str("int ");
+        at = s;
     }
-    if !declared {
-        return;
-    }
-    for at in starts {
-        out[at - 2] = letter;
-        out[at - 1] = b' ';
-    }
-}
-
-/// Whether the line break at `q` ends a directive's line (`#...`).
-fn ends_a_directive(bytes: &[u8], q: usize) -> bool {
-    let start = bytes[..q]
-        .iter()
-        .rposition(|c| *c == b'\n')
-        .map_or(0, |k| k + 1);
-    bytes[start..q].first() == Some(&b'#')
+    out.push_str(&text[at..]);
+    out
 }
 
 /// Whether the parameter list at `open` is a function's: a body or old-style
@@ -162,9 +126,7 @@ fn declares_a_function(bytes: &[u8], open: usize) -> bool {
     }
 }
 
-/// Where the name of each function declared with no type starts, when the two bytes
-/// before it are white space that may be overwritten (not the end of a directive's
-/// line).
+/// Where the name of each function declared with no type starts.
 fn implicit_int_starts(bytes: &[u8]) -> Vec<usize> {
     let mut found = Vec::new();
     // Nesting of (), [] and {}; whether the next token starts a declaration; whether
@@ -201,14 +163,8 @@ fn implicit_int_starts(bytes: &[u8]) -> Vec<usize> {
                 while k < bytes.len() && bytes[k].is_ascii_whitespace() {
                     k += 1;
                 }
-                let room = i >= 2
-                    && (i - 2..i).all(|q| {
-                        bytes[q].is_ascii_whitespace()
-                            && (bytes[q] != b'\n' || !ends_a_directive(bytes, q))
-                    });
                 if bytes.get(k) == Some(&b'(')
                     && !NOT_A_NAME.contains(&word)
-                    && room
                     && declares_a_function(bytes, k)
                 {
                     found.push(i);
@@ -346,19 +302,16 @@ mod tests {
     }
 
     #[test]
-    fn functions_of_old_c_without_a_type_get_one_of_the_same_length() {
-        let src = "# 1 \"<command-line>\"\nint layer;\nstruct s { int x; } g(void);\n\n\nrandomize(w, m)\nfloat **w;\nint m;\n{\n  w[0][0] = m;\n}\n\n  face();\nint q;\n\nrow(w) float *w; { }\n# 3 \"t.c\"\nkept(w) float *w; { }\nsize_t (*fp)(void);\nint z = (1);\n";
-        let out = parser_text(src);
-        assert_eq!(out.len(), src.len());
-        // `A` and `B`...: the first letter the text does not use as a name.
-        assert!(out.starts_with("typedef int A;      \n"), "{out}");
-        assert!(out.contains("(void);\nA randomize(w, m)\n"), "{out}");
-        assert!(out.contains("}\n\nA face();"), "{out}");
-        assert!(out.contains("int q;A row(w)"), "{out}");
-        // No room but a directive's line break: left for the parser to refuse.
-        assert!(out.contains("\"t.c\"\nkept(w)"), "{out}");
-        assert!(out.contains("struct s { int x; } g(void);"), "{out}");
-        assert!(out.contains("\nsize_t (*fp)(void);"), "{out}");
+    fn functions_of_old_c_without_a_type_are_given_int() {
+        let src = "# 1 \"<command-line>\"\nint layer;\nstruct s { int x; } g(void);\nrandomize(w, m)\nfloat **w;\nint m;\n{\n  w[0][0] = m;\n}\nface();\nstatic int q;row(w) float *w; { }\nsize_t (*fp)(void);\nint z = (1);\n";
+        let out = super::with_implicit_int(src);
+        assert_eq!(
+            out,
+            src.replace("\nrandomize(", "\nint randomize(")
+                .replace("\nface();", "\nint face();")
+                .replace("q;row(", "q;int row(")
+        );
+        assert_eq!(out.lines().count(), src.lines().count());
     }
 
     #[test]

@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
 
 mod expr;
-mod gnu;
+pub(crate) mod gnu;
 mod lower;
 mod opaque;
 mod symbols;
@@ -324,11 +324,7 @@ pub fn parse_preprocessed_with(
             },
             body,
         });
-        // A function of old C with no type starts, to the parser, at the type name
-        // `gnu` wrote into the white space before it.
-        let first = r.function.span.start;
-        let first = first + pp.text[first..].len() - pp.text[first..].trim_start().len();
-        let fstart = pp.line_start(first);
+        let fstart = pp.line_start(r.function.span.start);
         texts.push(RegionText {
             replace: r.replace.clone(),
             resume: pp.location(r.replace.end),
