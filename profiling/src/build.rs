@@ -15,17 +15,20 @@ pub struct Toolchain {
     pub cc: String,
     /// Optimization flags in front of the user's: `$CFLAGS`, default `-O3 -march=native`.
     pub base_flags: Vec<String>,
+    /// `base_flags` came from `$CFLAGS`: they stand in front of every user's flags.
+    pub base_from_env: bool,
 }
 
 impl Default for Toolchain {
     fn default() -> Self {
+        let env = std::env::var("CFLAGS").ok();
         Toolchain {
             cc: std::env::var("CC")
                 .ok()
                 .filter(|s| !s.trim().is_empty())
                 .unwrap_or_else(|| "cc".into()),
-            base_flags: std::env::var("CFLAGS")
-                .ok()
+            base_from_env: env.is_some(),
+            base_flags: env
                 .map(|s| s.split_whitespace().map(String::from).collect())
                 .unwrap_or_else(|| vec!["-O3".into(), "-march=native".into()]),
         }
@@ -33,6 +36,19 @@ impl Default for Toolchain {
 }
 
 impl Toolchain {
+    /// The flags in front of a program's own `cflags`: none where the user chose an
+    /// optimization level (`-O2`, `-Os`, ...) and `$CFLAGS` is not set, so that every
+    /// variant is built, measured and checked with the flags the user builds with;
+    /// `base_flags` otherwise.
+    pub fn base_for(&self, cflags: &[String]) -> &[String] {
+        let own_level = cflags.iter().any(|f| f.starts_with("-O"));
+        if own_level && !self.base_from_env {
+            &[]
+        } else {
+            &self.base_flags
+        }
+    }
+
     fn command(&self) -> Command {
         let mut parts = self.cc.split_whitespace();
         let mut cmd = Command::new(parts.next().unwrap_or("cc"));
@@ -118,7 +134,7 @@ fn compiler_key(tc: &Toolchain, req: &BuildRequest) -> Result<blake3::Hasher> {
     let mut h = blake3::Hasher::new();
     key_field(&mut h, "cc", tc.cc.as_bytes());
     key_field(&mut h, "version", tc.version()?.as_bytes());
-    for f in &tc.base_flags {
+    for f in tc.base_for(&req.args.cflags) {
         key_field(&mut h, "base", f.as_bytes());
     }
     for f in &req.args.cflags {
@@ -131,7 +147,7 @@ fn compiler_key(tc: &Toolchain, req: &BuildRequest) -> Result<blake3::Hasher> {
 /// compile of `req` starts with.
 fn compiler_command(tc: &Toolchain, req: &BuildRequest) -> Vec<String> {
     let mut command: Vec<String> = tc.cc.split_whitespace().map(String::from).collect();
-    command.extend(tc.base_flags.iter().cloned());
+    command.extend(tc.base_for(&req.args.cflags).iter().cloned());
     command.extend(req.args.cflags.iter().cloned());
     if req.openmp {
         command.push("-fopenmp".into());
@@ -275,4 +291,32 @@ pub(crate) fn compile(command: &[String], log: &Path, what: &str) -> Result<f64>
         });
     }
     Ok(seconds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Toolchain;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn the_users_optimization_level_replaces_the_default_flags_but_not_cflags() {
+        let default = Toolchain {
+            cc: "cc".into(),
+            base_flags: s(&["-O3", "-march=native"]),
+            base_from_env: false,
+        };
+        assert_eq!(
+            default.base_for(&s(&["-DN=10", "-std=c99"])),
+            s(&["-O3", "-march=native"])
+        );
+        assert!(default.base_for(&s(&["-std=c99", "-O2"])).is_empty());
+        let set = Toolchain {
+            base_from_env: true,
+            ..default
+        };
+        assert_eq!(set.base_for(&s(&["-O2"])), s(&["-O3", "-march=native"]));
+    }
 }

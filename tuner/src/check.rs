@@ -50,7 +50,8 @@ pub fn program_check(
     ];
     let command = |b: &Benchmark| {
         let mut words = vec![toolchain.cc.clone()];
-        words.extend(toolchain.base_flags.iter().cloned());
+        let cflags = profiling::cc::CcArgs::parse(&b.args).map_or(Vec::new(), |a| a.cflags);
+        words.extend(toolchain.base_for(&cflags).iter().cloned());
         words.push("-fopenmp".into());
         words.extend(b.args.iter().cloned());
         words.join(" ")
