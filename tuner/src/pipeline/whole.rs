@@ -54,6 +54,11 @@ impl Pipeline {
                 continue;
             }
             let Some(tries) = whole_recipes(ctx.dry, whole, nests) else {
+                left_out.push(leave(
+                    "no whole-nest recipe applies: its nests kept nothing, and it has no \
+                     reduction to vectorize, no loops to reorder or fuse"
+                        .into(),
+                ));
                 continue;
             };
             let bench = NestBench::new(ctx.dry, whole, cflags, &measuring);
