@@ -119,6 +119,14 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
                 ""
             }
         );
+        if !c.reverted && !c.same_output {
+            let _ = writeln!(
+                out,
+                "    the tuned program's output differs from the original's: every nest was \
+                 verified on its own; a printed timing, or floating-point sums in another \
+                 order (a parallel or vectorized reduction), differ this way"
+            );
+        }
         if explain {
             let _ = writeln!(out, "    whole-program check {:.1} s", c.seconds);
             let _ = writeln!(out, "    original built as: {}", c.original_command);
@@ -132,4 +140,29 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
         t.total_s, t.profiling_s, t.embedding_s, t.building_s, t.measuring_s
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    /// A report with no nests and a whole-program check, as `tune apply --report` writes.
+    fn report(same_output: bool, reverted: bool) -> tuner::report::ApplyReport {
+        serde_json::from_value(serde_json::json!({
+            "program": "p", "file": "p.c", "k": 3, "static_only": false, "nests": [],
+            "openmp": false, "time": {"profiling_s": 1.0, "embedding_s": 0.0,
+            "building_s": 0.0, "measuring_s": 0.0, "total_s": 1.0},
+            "machine": null, "left_out": [],
+            "check": {"unit": "wall", "original_ms": 10.0, "tuned_ms": 5.0, "speedup": 2.0,
+                "p_value": 0.008, "runs": 5, "same_output": same_output, "reverted": reverted}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_kept_program_whose_output_differs_says_so() {
+        let differs = "the tuned program's output differs from the original's";
+        assert!(super::render_with(&report(false, false), false).contains(differs));
+        assert!(!super::render_with(&report(true, false), false).contains(differs));
+        // Given up: the file written is the user's.
+        assert!(!super::render_with(&report(false, true), false).contains(differs));
+    }
 }
