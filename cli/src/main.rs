@@ -517,14 +517,40 @@ fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
         budget_s: a.budget_s,
     }
     .pipeline();
-    let applied = if spec_files == 1 {
-        tuner::report::FilesApplied {
-            reports: vec![p.apply(&spec)?],
-            passed_over: Vec::new(),
+    // On a terminal, what is being done now: a program may run for minutes.
+    let progress = (!a.program.json() && std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .then(|| {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("  {spinner} [{elapsed}] {msg}")
+                    .expect("template"),
+            );
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        });
+    let p = match &progress {
+        Some(bar) => {
+            let bar = bar.clone();
+            p.events(std::sync::Arc::new(move |e| {
+                if let tuner::events::Event::Step { program, what } = e {
+                    bar.set_message(format!("{program}: {what}"));
+                }
+            }))
         }
-    } else {
-        p.apply_files(&spec)?
+        None => p,
     };
+    let applied = if spec_files == 1 {
+        p.apply(&spec).map(|r| tuner::report::FilesApplied {
+            reports: vec![r],
+            passed_over: Vec::new(),
+        })
+    } else {
+        p.apply_files(&spec)
+    };
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    let applied = applied?;
     let mut written = Vec::new();
     for report in &applied.reports {
         let out = a.output.clone().unwrap_or_else(|| {
