@@ -324,6 +324,10 @@ fail:
  *          max_reps=N target_ci=X max_time=S flush=BYTES counters=a,b,c kill_after=S
  * kill_after: stop repeating once a timed run took longer (the variant is clearly
  * slower than the best so far; the report says "killed")
+ * short_total=S (with target_ci): runs so short that max_reps of them time less than S
+ * seconds are repeated until S seconds of them were timed (at most TUNE_CO_MAX_SAMPLES),
+ * unless the interval is tight first: a nest of microseconds gets thousands of runs in
+ * one process, each still on restored inputs. The interval is checked every n/16 runs.
  * Before every repetition (warmup included) all loaded inputs are restored from their
  * pristine copies and, with flush>0, a buffer of that many bytes is written and read to
  * evict the caches -- both outside the timed region.
@@ -357,7 +361,8 @@ static struct {
   const char *data, *tag, *out, *report;
   long version;
   long warmup, reps, max_reps;
-  double target_ci, max_time, kill_after;
+  double target_ci, max_time, kill_after, short_total;
+  double sum; /* of the timed samples */
   int killed;
   size_t flush_bytes;
   unsigned char *flush_buf;
@@ -451,6 +456,7 @@ void tune_co_init(int argc, char **argv)
   tune_co.target_ci = atof(tune_co_arg(argc, argv, "target_ci", "0"));
   tune_co.max_time = atof(tune_co_arg(argc, argv, "max_time", "0"));
   tune_co.kill_after = atof(tune_co_arg(argc, argv, "kill_after", "0"));
+  tune_co.short_total = atof(tune_co_arg(argc, argv, "short_total", "0"));
   tune_co.flush_bytes = (size_t)atol(tune_co_arg(argc, argv, "flush", "0"));
   if (tune_co.reps < 1)
     tune_co.reps = 1;
@@ -580,6 +586,12 @@ void tune_co_place(const char *name, void *block)
   b->work = block;
 }
 
+static int tune_co_cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 static double tune_co_median_ci(double *rel_half_width)
 {
   long n = tune_co.nsamples;
@@ -587,15 +599,7 @@ static double tune_co_median_ci(double *rel_half_width)
   if (!s)
     return 0;
   memcpy(s, tune_co.samples, (size_t)n * sizeof(double));
-  for (long i = 1; i < n; i++) { /* insertion sort: n is small */
-    double v = s[i];
-    long j = i - 1;
-    while (j >= 0 && s[j] > v) {
-      s[j + 1] = s[j];
-      j--;
-    }
-    s[j + 1] = v;
-  }
+  qsort(s, (size_t)n, sizeof(double), tune_co_cmp_double);
   double median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
   /* Distribution-free 95% interval of the median: order statistics n/2 -+ 0.98 sqrt(n). */
   /* sqrt by Newton's method: the runtime links without libm. */
@@ -616,7 +620,18 @@ int tune_co_next(void)
 {
   if (tune_co.done_warmup >= tune_co.warmup) {
     long n = tune_co.nsamples;
-    if (n >= tune_co.max_reps)
+    long cap = tune_co.max_reps;
+    /* Short runs: as many as time short_total seconds in all. */
+    if (tune_co.target_ci > 0 && tune_co.short_total > 0 && n > 0) {
+      double mean = tune_co.sum / (double)n;
+      if (mean > 0 && mean * (double)cap < tune_co.short_total) {
+        double want = tune_co.short_total / mean;
+        cap = want >= (double)TUNE_CO_MAX_SAMPLES ? TUNE_CO_MAX_SAMPLES : (long)want;
+        if (cap < tune_co.max_reps)
+          cap = tune_co.max_reps;
+      }
+    }
+    if (n >= cap)
       return 0;
     if (n > 0 && tune_co.kill_after > 0 && tune_co.samples[n - 1] > tune_co.kill_after) {
       tune_co.killed = 1;
@@ -627,10 +642,13 @@ int tune_co_next(void)
         return 0;
       if (tune_co.max_time > 0 && tune_rt_now() - tune_co.t_begin > tune_co.max_time)
         return 0;
-      double rel = 0;
-      tune_co_median_ci(&rel);
-      if (rel <= tune_co.target_ci)
-        return 0;
+      long step = n / 16 > 1 ? n / 16 : 1;
+      if ((n - tune_co.reps) % step == 0) {
+        double rel = 0;
+        tune_co_median_ci(&rel);
+        if (rel <= tune_co.target_ci)
+          return 0;
+      }
     }
   }
   for (int i = 0; i < tune_co.nbufs; i++)
@@ -668,8 +686,10 @@ void tune_co_stop(void)
   for (int i = 0; i < tune_co.ncounters; i++)
     if (tune_co.counters[i].fd >= 0)
       ioctl(tune_co.counters[i].fd, PERF_EVENT_IOC_DISABLE, 0);
-  if (tune_co.nsamples < TUNE_CO_MAX_SAMPLES)
+  if (tune_co.nsamples < TUNE_CO_MAX_SAMPLES) {
     tune_co.samples[tune_co.nsamples++] = t;
+    tune_co.sum += t;
+  }
 }
 
 void tune_co_output(const char *name, const char *descr, unsigned long elem_size, const void *data, int is_array)

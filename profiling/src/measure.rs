@@ -30,6 +30,11 @@ pub struct Measure {
     /// clearly slower than the best so far. `None` never stops early.
     #[serde(default)]
     pub kill_after_s: Option<f64>,
+    /// Adaptive only: runs so short that `max_repetitions` of them time less than this
+    /// many seconds are repeated until they do (up to 100,000 runs, each on restored
+    /// inputs), unless the interval is tight first. 0: off.
+    #[serde(default)]
+    pub short_total_s: f64,
 }
 
 /// Hardware and software events read by default where the kernel allows them.
@@ -57,6 +62,7 @@ impl Default for Measure {
             flush_bytes: 64 << 20,
             counters: DEFAULT_COUNTERS.iter().map(|s| s.to_string()).collect(),
             kill_after_s: None,
+            short_total_s: 0.0,
         }
     }
 }
@@ -83,6 +89,12 @@ impl Measure {
     /// Stop repeating once a timed run exceeds `seconds`.
     pub fn kill_after(mut self, seconds: f64) -> Self {
         self.kill_after_s = Some(seconds);
+        self
+    }
+
+    /// Short runs get more repetitions: until `seconds` of them were timed.
+    pub fn short_runs(mut self, seconds: f64) -> Self {
+        self.short_total_s = seconds;
         self
     }
 
@@ -119,6 +131,9 @@ impl Measure {
                 self.max_repetitions.max(self.repetitions)
             ));
             v.push(format!("max_time={}", self.max_time_s));
+            if self.short_total_s > 0.0 {
+                v.push(format!("short_total={}", self.short_total_s));
+            }
         }
         if self.flush {
             v.push(format!("flush={}", self.flush_bytes));

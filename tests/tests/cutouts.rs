@@ -223,3 +223,49 @@ fn adaptive_measurement_stops_between_its_bounds() {
     // A target any spread meets: it stops at the minimum.
     assert_eq!(run.samples.len(), 5);
 }
+
+#[test]
+fn short_runs_are_repeated_until_enough_of_them_were_timed() {
+    // gemm at MINI runs in microseconds: with an unreachable interval, twelve runs at
+    // most would time a few dozen microseconds; asked for 5 ms of runs, it takes as
+    // many as that needs, each on restored inputs, and still verifies.
+    let dir = tempfile::tempdir().unwrap();
+    let c = gemm_cutout(dir.path());
+    let tc = Toolchain::default();
+    let m = Measure::default()
+        .warmup(1)
+        .repetitions(5)
+        .adaptive(1e-9, 12)
+        .short_runs(0.005)
+        .counters(&[]);
+    let (run, _) = c
+        .measure(
+            &tc,
+            &c.original(),
+            0,
+            &m,
+            Duration::from_secs(30),
+            &dir.path().join("b"),
+            &dir.path().join("s"),
+        )
+        .unwrap();
+    assert_eq!(run.verdict, Verdict::Verified);
+    let timed: f64 = run.samples.iter().sum();
+    assert!(run.samples.len() > 12, "{} runs", run.samples.len());
+    // It stops at about 5 ms of runs, or earlier where the timer's resolution makes the
+    // interval of the median zero wide: the answer is then known.
+    let mut sorted = run.samples.clone();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len() as f64;
+    let half = 0.98 * n.sqrt();
+    let (lo, hi) = (
+        (n / 2.0 - half) as usize,
+        ((n / 2.0 + half).ceil() as usize).min(sorted.len() - 1),
+    );
+    assert!(
+        timed >= 0.004 || sorted[lo] == sorted[hi],
+        "{timed} s in {} runs",
+        run.samples.len()
+    );
+    assert!(timed < 0.05, "{timed} s");
+}

@@ -78,8 +78,13 @@ pub fn adaptive_measure(warmup: u32, max: u32) -> Measure {
         .warmup(warmup)
         .repetitions(MIN_REPETITIONS.min(max))
         .adaptive(TARGET_CI, max)
+        .short_runs(SHORT_RUNS_S)
         .counters(&[])
 }
+
+/// Nests so short that the most repetitions time less than this (seconds) are
+/// repeated until they do: a nest of microseconds is decided on thousands of runs.
+pub const SHORT_RUNS_S: f64 = 0.02;
 
 /// In a program without markers, nests under this share of the loop nests' time in
 /// the dry run are left out: tuning them cannot pay.
