@@ -239,17 +239,28 @@ fn index_defs(
     // Declared without a value and assigned once, before every subscript that uses it,
     // in the same iteration: `int c; ... for (x ...) { c = x + y*nx; out[c] = ...; }`.
     let once = assigned_once(body);
-    for (name, value) in &once {
+    let mut placed: BTreeMap<String, (Poly, Vec<usize>, usize)> = BTreeMap::new();
+    for (name, value, at, order) in &once {
         if declared.get(name.as_str()).copied().unwrap_or(0) > 1
             || inits.iter().any(|(n, _)| n == name)
         {
             continue;
         }
-        let Some(p) = Poly::of(value) else { continue };
+        // An earlier one may stand in it (`c = x + y*nx; n = c + 1;`) where it was
+        // assigned before it in the same iteration.
+        let earlier: BTreeMap<String, Poly> = placed
+            .iter()
+            .filter(|(_, (_, a, o))| at.starts_with(a) && o < order)
+            .map(|(n, (p, _, _))| (n.clone(), p.clone()))
+            .collect();
+        let Some(p) = Poly::of(value).map(|p| p.substitute(&earlier)) else {
+            continue;
+        };
         let vars = || p.0.keys().flatten();
         if vars().all(|v| loop_vars.contains(v) || invariant(v))
             && vars().any(|v| loop_vars.contains(v))
         {
+            placed.insert(name.clone(), (p.clone(), at.clone(), *order));
             defs.insert(name.clone(), p);
         }
     }
@@ -272,10 +283,11 @@ fn index_defs(
 
 /// Integer scalars assigned exactly once (`v = e;`, not under an `if`), where every
 /// subscript that mentions them comes after that assignment in the same iteration of
-/// the loops around it: each with its value. The value may not mention a variable
+/// the loops around it: each with its value, the loops around it and its place in
+/// the order of the statements, in that order. The value may not mention a variable
 /// written between the assignment and a use; `index_defs` admits only loop variables
 /// and variables the region does not write.
-fn assigned_once(body: &[Node]) -> Vec<(String, Expr)> {
+fn assigned_once(body: &[Node]) -> Vec<(String, Expr, Vec<usize>, usize)> {
     /// An unconditional `v = e`: its value, the loops around it, its place in order.
     type Set<'a> = (&'a Expr, Vec<usize>, usize);
     struct Seen<'a> {
@@ -351,8 +363,11 @@ fn assigned_once(body: &[Node]) -> Vec<(String, Expr)> {
         order: 0,
     };
     visit(body, &mut Vec::new(), false, &mut seen);
+    // In the order of the assignments: a value may use an earlier one.
     let mut out = Vec::new();
-    for (v, sets) in &seen.sets {
+    let mut sets: Vec<_> = seen.sets.iter().collect();
+    sets.sort_by_key(|(_, s)| s.first().map_or(0, |x| x.2));
+    for (v, sets) in sets {
         let [(value, at, order)] = sets.as_slice() else {
             continue;
         };
@@ -366,7 +381,7 @@ fn assigned_once(body: &[Node]) -> Vec<(String, Expr)> {
             .iter()
             .all(|(around, o)| around.starts_with(at) && o > order)
         {
-            out.push((v.to_string(), (*value).clone()));
+            out.push((v.to_string(), (*value).clone(), at.clone(), *order));
         }
     }
     out

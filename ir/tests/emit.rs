@@ -159,6 +159,23 @@ fn a_directive_continued_over_two_lines_stays_with_its_block() {
 }
 
 #[test]
+fn a_k_and_r_parameter_no_declaration_names_is_an_int() {
+    let dir = std::env::temp_dir().join(format!("tune-knr-int-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("knr_int.c");
+    std::fs::write(
+        &file,
+        "static float w[64];\nvoid scale(p, n)\nfloat *p;\n{\n  int j;\n  for (j = 0; j < n; j++)\n    w[j] = w[j] * 0.5f;\n}\n",
+    )
+    .unwrap();
+    let parsed = ir::load(file.to_str().unwrap(), &ir::FrontendOptions::default()).unwrap();
+    assert_eq!(ir::codegen::nests(&parsed.program).len(), 1);
+    let n = parsed.program.scalar("n").expect("n is known");
+    assert_eq!(n.dtype, ir::DType::I32);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_k_and_r_parameter_list_gives_the_parameters_their_types() {
     let dir = std::env::temp_dir().join(format!("tune-knr-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -148,6 +148,27 @@ fn an_index_assigned_once_before_its_uses_is_read_through_its_value() {
     assert_eq!(dims(&p, "in"), ["ny", "nx"]);
     assert_eq!(dims(&p, "out"), ["ny", "nx"]);
     assert!(glue(&p).is_empty(), "{:?}", glue(&p));
+    // One defined from another assigned before it in the same iteration.
+    let p = parse(
+        "chained",
+        "void f(int nx, int ny, float *in, float *out)\n{\n  int c, e, x, y;\n\
+         \x20 for (y = 0; y < ny; y++)\n    for (x = 0; x < nx - 1; x++) {\n      c = x + y * nx;\n\
+         \x20     e = c + 1;\n      out[c] = in[c] + in[e];\n    }\n}\n",
+    );
+    assert_eq!(dims(&p, "in"), ["ny", "nx"]);
+    assert!(glue(&p).is_empty(), "{:?}", glue(&p));
+    // ... but not from one assigned in another loop.
+    let p = parse(
+        "elsewhere",
+        "void f(int nx, int ny, float *in, float *out)\n{\n  int c, e, x, y;\n\
+         \x20 for (x = 0; x < nx; x++)\n    c = x;\n\
+         \x20 for (y = 0; y < ny; y++) {\n    e = c + y * nx;\n    out[e] = in[e];\n  }\n}\n",
+    );
+    assert!(
+        glue(&p).iter().any(|r| r.contains("'in'")),
+        "{:?}",
+        glue(&p)
+    );
     // A use before the assignment reads the previous iteration's value: refused.
     let p = parse(
         "before",

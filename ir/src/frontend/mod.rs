@@ -271,7 +271,10 @@ pub fn parse_preprocessed_with(
             }
         }
         // K&R parameter lists (`void f(n, a) int n; double a[N]; {`): the types come
-        // in declarations before the body.
+        // in declarations before the body; a name none declares is an `int`.
+        for id in kr_parameters(&fdef.declarator.node) {
+            external.vars.insert(id, Sym::Scalar(DType::I32));
+        }
         for d in &fdef.declarations {
             let base = base_type(&d.node.specifiers, &external);
             for init in &d.node.declarators {

@@ -135,6 +135,19 @@ pub(super) fn declarator_name(d: &Declarator) -> Option<String> {
     }
 }
 
+/// The names of an old-style parameter list (`f(n, a)`), none for a prototype.
+pub(super) fn kr_parameters(d: &Declarator) -> Vec<String> {
+    for der in &d.derived {
+        if let DerivedDeclarator::KRFunction(ids) = &der.node {
+            return ids.iter().map(|i| i.node.name.clone()).collect();
+        }
+    }
+    match &d.kind.node {
+        DeclaratorKind::Declarator(inner) => kr_parameters(&inner.node),
+        _ => Vec::new(),
+    }
+}
+
 pub(super) fn function_params(
     d: &Declarator,
 ) -> Option<&Vec<CNode<lang_c::ast::ParameterDeclaration>>> {
