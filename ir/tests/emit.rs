@@ -353,3 +353,29 @@ fn pointers_indexed_with_flattened_subscripts_are_arrays_and_the_tuned_file_inde
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_function_assumed_pure_that_another_file_declares_is_no_error() {
+    let dir = std::env::temp_dir().join(format!("tune-pure-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("main.c");
+    std::fs::write(
+        &file,
+        "double a[8];\nint main(void) {\n  int i;\n  for (i = 0; i < 8; i++)\n    a[i] = 1.0;\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let opts = |other_sources| ir::FrontendOptions {
+        assume_pure: vec!["sq".into()],
+        other_sources,
+        ..Default::default()
+    };
+    let path = file.to_str().unwrap();
+    let alone = ir::load(path, &opts(false)).unwrap_err().to_string();
+    assert!(
+        alone.ends_with("main.c: --assume-pure sq: no function of that name is declared"),
+        "{alone}"
+    );
+    let with_others = ir::load(path, &opts(true)).unwrap();
+    assert!(with_others.program.pure_functions.is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -298,6 +298,7 @@ pub fn prepare(
         flags: cfg.args.preprocessor_flags(),
         function: cfg.function.clone(),
         assume_pure: cfg.assume_pure.clone(),
+        other_sources: !cfg.args.extra_sources.is_empty(),
     };
     let parsed = ir::load(&cfg.args.main, &fopts)?;
     let problems = ir::verify::verify(&parsed.program);

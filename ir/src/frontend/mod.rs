@@ -44,6 +44,9 @@ pub struct FrontendOptions {
     /// Functions of the user's assumed pure (`--assume-pure NAME`): a call to one may
     /// stand inside a nest (the C library's math functions always may).
     pub assume_pure: Vec<String>,
+    /// Other `.c` files make up the program with this one: a name of `assume_pure` that
+    /// this file does not declare is theirs, not an error.
+    pub other_sources: bool,
 }
 
 impl Default for FrontendOptions {
@@ -53,6 +56,7 @@ impl Default for FrontendOptions {
             flags: Vec::new(),
             function: None,
             assume_pure: Vec::new(),
+            other_sources: false,
         }
     }
 }
@@ -80,7 +84,7 @@ pub struct Parsed {
 /// Preprocesses and parses `file`, then lowers its regions.
 pub fn parse_file(file: &str, opts: &FrontendOptions) -> Result<Parsed> {
     let pp = preprocess(&opts.cc, file, &opts.flags)?;
-    let mut parsed = parse_preprocessed_with(pp, opts.function.as_deref(), &opts.assume_pure)?;
+    let mut parsed = parse_preprocessed_with(pp, opts)?;
     parsed.program.c89 = selects_c89(&opts.flags);
     Ok(parsed)
 }
@@ -104,15 +108,19 @@ pub fn selects_c89(flags: &[String]) -> bool {
 
 /// Parses an already preprocessed translation unit.
 pub fn parse_preprocessed(pp: Preprocessed, function: Option<&str>) -> Result<Parsed> {
-    parse_preprocessed_with(pp, function, &[])
+    parse_preprocessed_with(
+        pp,
+        &FrontendOptions {
+            function: function.map(String::from),
+            ..Default::default()
+        },
+    )
 }
 
-/// [`parse_preprocessed`], with the functions `assume_pure` names assumed pure.
-pub fn parse_preprocessed_with(
-    pp: Preprocessed,
-    function: Option<&str>,
-    assume_pure: &[String],
-) -> Result<Parsed> {
+/// [`parse_preprocessed`] under `opts` (the region's function, the functions assumed
+/// pure).
+pub fn parse_preprocessed_with(pp: Preprocessed, opts: &FrontendOptions) -> Result<Parsed> {
+    let function = opts.function.as_deref();
     let config = Config {
         cpp_command: String::new(),
         cpp_options: Vec::new(),
@@ -159,10 +167,19 @@ pub fn parse_preprocessed_with(
         .collect();
     // The nest functions placed before a region's function may call them: C has the
     // user declare them before that function.
-    let pure_functions = assume_pure
-        .iter()
-        .map(|name| pure_function(name, &unit, &globals, &pp))
-        .collect::<Result<Vec<_>>>()?;
+    let mut pure_functions = Vec::new();
+    for name in &opts.assume_pure {
+        match pure_function(name, &unit, &globals, &pp)? {
+            Some(f) => pure_functions.push(f),
+            None if opts.other_sources => {}
+            None => {
+                return Err(Error::Option {
+                    file: pp.file.clone(),
+                    message: format!("--assume-pure {name}: no function of that name is declared"),
+                })
+            }
+        }
+    }
 
     let mut found: Vec<FoundRegion> = Vec::new();
     // Regions found without markers: a function that cannot be lowered is left out.
@@ -610,13 +627,13 @@ fn token_end(text: &str, span: Span) -> usize {
 
 /// The function `name` that the user assumed pure: its result type, and the C text a
 /// cutout needs to call it (its definition where this file defines it, else its
-/// declaration).
+/// declaration); `None` where this file does not declare it.
 fn pure_function(
     name: &str,
     unit: &lang_c::ast::TranslationUnit,
     globals: &Symbols,
     pp: &Preprocessed,
-) -> Result<PureFunction> {
+) -> Result<Option<PureFunction>> {
     let option_error = |message: String| Error::Option {
         file: pp.file.clone(),
         message: format!("--assume-pure {name}: {message}"),
@@ -649,11 +666,11 @@ fn pure_function(
             // `static`, so that a C99 `inline` definition is emitted where it is not
             // inlined.
             let prefix = if has_storage { "" } else { "static " };
-            return Ok(PureFunction {
+            return Ok(Some(PureFunction {
                 name: name.to_string(),
                 dtype,
                 text: format!("{prefix}{}\n", text(f.span)),
-            });
+            }));
         }
     }
     for ext in &unit.0 {
@@ -671,14 +688,14 @@ fn pure_function(
                         text.push(';');
                     }
                     text.push('\n');
-                    return Ok(PureFunction {
+                    return Ok(Some(PureFunction {
                         name: name.to_string(),
                         dtype,
                         text,
-                    });
+                    }));
                 }
             }
         }
     }
-    Err(option_error("no function of that name is declared".into()))
+    Ok(None)
 }
