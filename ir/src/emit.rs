@@ -167,12 +167,19 @@ fn region_edits(
         } else {
             // A function body: between its braces.
             let open = offset(r.start.line, r.start.col).ok_or_else(|| not_found(r))?;
-            let close = offset(r.end.line, r.end.col).ok_or_else(|| not_found(r))?;
+            // Past the text where a macro moved the preprocessed column (below).
+            let close = offset(r.end.line, r.end.col).unwrap_or(text.len());
             let brace_at = |o: usize, c: u8| text.as_bytes().get(o) == Some(&c);
             let (open, close) = match (brace_at(open, b'{'), brace_at(close, b'}')) {
                 (true, true) => (open, close),
                 // End positions may point one past the closing brace.
                 (true, false) if close > 0 && brace_at(close - 1, b'}') => (open, close - 1),
+                // A macro on the body's last line moves the preprocessed column: the
+                // brace that matches the opening one, in the user's text.
+                (true, false) => (
+                    open,
+                    matching_brace(text, open).ok_or_else(|| not_found(r))?,
+                ),
                 _ => return Err(not_found(r)),
             };
             let mut out = String::from("\n");
@@ -208,6 +215,52 @@ pub fn apply_recipes(
         prog = t.program;
     }
     Ok((prog, openmp))
+}
+
+/// The offset of the `}` that closes the `{` at `open`, past string and character
+/// literals, comments and directive lines.
+fn matching_brace(text: &str, open: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < b.len() {
+        match b[i] {
+            b'"' | b'\'' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i = text[i + 2..].find("*/").map_or(b.len(), |k| i + 2 + k + 1);
+            }
+            b'#' if text[..i]
+                .rsplit('\n')
+                .next()
+                .is_some_and(|l| l.trim().is_empty()) =>
+            {
+                while i < b.len() && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 fn is_pragma(line: &str, name: &str) -> bool {

@@ -379,3 +379,34 @@ fn a_function_assumed_pure_that_another_file_declares_is_no_error() {
     assert!(with_others.program.pure_functions.is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_function_on_one_line_with_a_macro_is_rewritten_between_its_own_braces() {
+    // `N` expands to four characters on the body's only line: the preprocessed column of
+    // the closing brace is not the user's.
+    let dir = std::env::temp_dir().join(format!("tune-one-line-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("one.c");
+    let text = "#define N 1000\nfloat a[N];\nint main(void) { int i; for (i = 0; i < N; i++) a[i] = i; return a[9] > 100.0f; }\n";
+    std::fs::write(&file, text).unwrap();
+    let parsed = ir::load(file.to_str().unwrap(), &ir::FrontendOptions::default()).unwrap();
+    let program = &parsed.program;
+    let nests = ir::codegen::nests(program);
+    let recipe = Recipe {
+        steps: vec![Step::Unroll { at: 0, factor: 2 }],
+    };
+    let (tuned, _) =
+        ir::emit::apply_recipes(program, &[(nests[0].region, nests[0].root, recipe)]).unwrap();
+    let out =
+        ir::emit::tuned_source(text, &tuned, program, &[(nests[0].region, nests[0].root)]).unwrap();
+    assert!(
+        out.starts_with("#define N 1000\nfloat a[N];\nint main(void) {\n"),
+        "{out}"
+    );
+    assert!(out.contains("#pragma GCC unroll 2"), "{out}");
+    assert!(
+        out.trim_end().ends_with("return a[9] > 100.0f;\n}"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
