@@ -173,6 +173,125 @@ fn bin(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
     }
 }
 
+/// A subscript read through the index temporaries: one polynomial, or a choice
+/// between two (`(x == 0) ? c : c - 1`, a boundary clamped).
+#[derive(Debug, Clone)]
+enum Sub {
+    One(Poly),
+    Two { cond: Expr, then: Poly, other: Poly },
+}
+
+/// Index temporaries by their values: polynomials, and choices between two.
+#[derive(Debug, Clone, Default)]
+struct Defs {
+    polys: BTreeMap<String, Poly>,
+    choices: BTreeMap<String, (Expr, Poly, Poly)>,
+}
+
+impl Defs {
+    /// `e` through the definitions; `None` where it is not a polynomial or one choice
+    /// between two.
+    fn read(&self, e: &Expr) -> Option<Sub> {
+        if let Expr::Ternary { cond, then, other } = e {
+            let t = Poly::of(then)?.substitute(&self.polys);
+            let o = Poly::of(other)?.substitute(&self.polys);
+            if self.choices.keys().any(|c| t.mentions(c) || o.mentions(c)) {
+                return None;
+            }
+            return Some(Sub::Two {
+                cond: (**cond).clone(),
+                then: t,
+                other: o,
+            });
+        }
+        let p = Poly::of(e)?.substitute(&self.polys);
+        let used: Vec<&String> = self.choices.keys().filter(|c| p.mentions(c)).collect();
+        match used.as_slice() {
+            [] => Some(Sub::One(p)),
+            [c] => {
+                let (cond, a, b) = &self.choices[*c];
+                let with = |x: &Poly| p.substitute(&BTreeMap::from([((*c).clone(), x.clone())]));
+                Some(Sub::Two {
+                    cond: cond.clone(),
+                    then: with(a),
+                    other: with(b),
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The variables of a subscript's value and, for a choice, of its condition.
+fn sub_vars(s: &Sub) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |p: &Poly| out.extend(p.0.keys().flatten().cloned());
+    match s {
+        Sub::One(p) => add(p),
+        Sub::Two { cond, then, other } => {
+            add(then);
+            add(other);
+            cond.walk(&mut |x| {
+                if let Expr::Var(v) = x {
+                    out.push(v.clone());
+                }
+            });
+        }
+    }
+    out
+}
+
+/// A branch of a choice, with what its condition says of the loop variable it tests:
+/// `x == lo` failing starts `x` one later (`x == hi` failing ends it one earlier), as do
+/// `x > lo` and `x < hi` holding; a branch where `x == e` holds is taken over `x`'s whole
+/// range (a superset of where it is used). Returns the branch's polynomial and the
+/// changes to the loops' ranges, (first, last) by variable.
+fn narrowed(
+    p: &Poly,
+    loops: &[&crate::program::Loop],
+    cond: &Expr,
+    holds: bool,
+) -> (Poly, BTreeMap<String, (i64, i64)>) {
+    let mut adjust = BTreeMap::new();
+    let unchanged = (p.clone(), BTreeMap::new());
+    let Expr::Binary { op, lhs, rhs } = cond else {
+        return unchanged;
+    };
+    let flip = |op: BinOp| match op {
+        BinOp::Lt => BinOp::Gt,
+        BinOp::Le => BinOp::Ge,
+        BinOp::Gt => BinOp::Lt,
+        BinOp::Ge => BinOp::Le,
+        o => o,
+    };
+    let is_loop = |v: &str| loops.iter().any(|l| l.var == v);
+    let (v, e, op) = match (&**lhs, &**rhs) {
+        (Expr::Var(v), r) if is_loop(v) => (v, r, *op),
+        (l, Expr::Var(v)) if is_loop(v) => (v, l, flip(*op)),
+        _ => return unchanged,
+    };
+    let (Some(e), Some(l)) = (Poly::of(e), loops.iter().find(|l| &l.var == v)) else {
+        return unchanged;
+    };
+    let Some((lo, hi)) = range(l) else {
+        return unchanged;
+    };
+    match (op, holds) {
+        (BinOp::Eq, false) | (BinOp::Ne, true) | (BinOp::Gt, true) | (BinOp::Le, false)
+            if e == lo =>
+        {
+            adjust.insert(v.clone(), (1, 0));
+        }
+        (BinOp::Eq, false) | (BinOp::Ne, true) | (BinOp::Lt, true) | (BinOp::Ge, false)
+            if e == hi =>
+        {
+            adjust.insert(v.clone(), (0, -1));
+        }
+        _ => {}
+    }
+    (p.clone(), adjust)
+}
+
 /// The range of one loop's variable: (lowest, highest) value, inclusive.
 fn range(l: &crate::program::Loop) -> Option<(Poly, Poly)> {
     let (init, bound) = (Poly::of(&l.init)?, Poly::of(&l.bound)?);
@@ -190,13 +309,22 @@ fn range(l: &crate::program::Loop) -> Option<(Poly, Poly)> {
 /// (outermost first), as a polynomial of the variables that are not loop variables
 /// (a bound may be one: `i < n*n`). A loop variable in a product with another
 /// variable, left after the substitutions, gives None.
-fn extreme(p: &Poly, loops: &[&crate::program::Loop], upper: bool) -> Option<Poly> {
+fn extreme(
+    p: &Poly,
+    loops: &[&crate::program::Loop],
+    upper: bool,
+    adjust: &BTreeMap<String, (i64, i64)>,
+) -> Option<Poly> {
     let mut p = p.clone();
     for l in loops.iter().rev() {
         let Some(c) = p.0.get(&vec![l.var.clone()]).copied() else {
             continue;
         };
-        let (lo, hi) = range(l)?;
+        let (mut lo, mut hi) = range(l)?;
+        if let Some((a, b)) = adjust.get(&l.var) {
+            lo = lo.plus(&Poly::constant(*a), 1);
+            hi = hi.plus(&Poly::constant(*b), 1);
+        }
         p.add_term(vec![l.var.clone()], -c);
         p = p.plus(
             &(if (c > 0) == upper { hi } else { lo }).times(&Poly::constant(c)),
@@ -216,7 +344,7 @@ fn index_defs(
     body: &[Node],
     loop_vars: &BTreeSet<String>,
     invariant: &dyn Fn(&str) -> bool,
-) -> BTreeMap<String, Poly> {
+) -> Defs {
     let mut declared: BTreeMap<&str, usize> = BTreeMap::new();
     let mut assigned: BTreeSet<&str> = BTreeSet::new();
     let mut inits: Vec<(&str, &Expr)> = Vec::new();
@@ -235,11 +363,24 @@ fn index_defs(
         Node::Opaque(o) => assigned.extend(o.writes.iter().map(String::as_str)),
         Node::Loop(_) | Node::If(_) | Node::Block(_) => {}
     });
-    let mut defs: BTreeMap<String, Poly> = BTreeMap::new();
+    let mut defs = Defs::default();
+    let fixed = |s: &Sub| {
+        let vars = sub_vars(s);
+        vars.iter().all(|v| loop_vars.contains(v) || invariant(v))
+            && vars.iter().any(|v| loop_vars.contains(v))
+    };
+    let admit = |defs: &mut Defs, name: &str, s: Sub| match s {
+        Sub::One(p) => {
+            defs.polys.insert(name.to_string(), p);
+        }
+        Sub::Two { cond, then, other } => {
+            defs.choices.insert(name.to_string(), (cond, then, other));
+        }
+    };
     // Declared without a value and assigned once, before every subscript that uses it,
     // in the same iteration: `int c; ... for (x ...) { c = x + y*nx; out[c] = ...; }`.
     let once = assigned_once(body);
-    let mut placed: BTreeMap<String, (Poly, Vec<usize>, usize)> = BTreeMap::new();
+    let mut placed: BTreeMap<String, (Vec<usize>, usize)> = BTreeMap::new();
     for (name, value, at, order) in &once {
         if declared.get(name.as_str()).copied().unwrap_or(0) > 1
             || inits.iter().any(|(n, _)| n == name)
@@ -248,34 +389,29 @@ fn index_defs(
         }
         // An earlier one may stand in it (`c = x + y*nx; n = c + 1;`) where it was
         // assigned before it in the same iteration.
-        let earlier: BTreeMap<String, Poly> = placed
-            .iter()
-            .filter(|(_, (_, a, o))| at.starts_with(a) && o < order)
-            .map(|(n, (p, _, _))| (n.clone(), p.clone()))
-            .collect();
-        let Some(p) = Poly::of(value).map(|p| p.substitute(&earlier)) else {
-            continue;
-        };
-        let vars = || p.0.keys().flatten();
-        if vars().all(|v| loop_vars.contains(v) || invariant(v))
-            && vars().any(|v| loop_vars.contains(v))
-        {
-            placed.insert(name.clone(), (p.clone(), at.clone(), *order));
-            defs.insert(name.clone(), p);
+        let mut earlier = defs.clone();
+        for (n, (a, o)) in &placed {
+            if !(at.starts_with(a) && o < order) {
+                earlier.polys.remove(n);
+                earlier.choices.remove(n);
+            }
+        }
+        match earlier.read(value) {
+            Some(s) if fixed(&s) => {
+                placed.insert(name.clone(), (at.clone(), *order));
+                admit(&mut defs, name, s);
+            }
+            _ => {}
         }
     }
     for (name, init) in inits {
         if declared[name] != 1 || assigned.contains(name) {
             continue;
         }
-        let Some(p) = Poly::of(init).map(|p| p.substitute(&defs)) else {
-            continue;
-        };
-        let vars = || p.0.keys().flatten();
-        let fixed = vars().all(|v| loop_vars.contains(v) || invariant(v));
         // A size (`int n = N;`) stays a name: it may be a stride.
-        if fixed && vars().any(|v| loop_vars.contains(v)) {
-            defs.insert(name.to_string(), p);
+        match defs.read(init) {
+            Some(s) if fixed(&s) => admit(&mut defs, name, s),
+            _ => {}
         }
     }
     defs
@@ -389,7 +525,9 @@ fn assigned_once(body: &[Node]) -> Vec<(String, Expr, Vec<usize>, usize)> {
 
 /// A pointer's accesses (each one subscript, as polynomials) with the loops around them.
 struct Uses<'a> {
-    accesses: Vec<(Poly, Vec<&'a crate::program::Loop>)>,
+    /// Each subscript (a branch of a choice counts as one, with its condition and
+    /// whether it holds there).
+    accesses: Vec<(Poly, Vec<&'a crate::program::Loop>, Option<(Expr, bool)>)>,
 }
 
 /// Turns each access of the `flat` pointers in `body` into one subscript per dimension
@@ -417,14 +555,40 @@ pub(crate) fn delinearize(
                     if !flat.contains(array) || indices.len() != 1 {
                         return;
                     }
-                    match Poly::of(&indices[0]).map(|p| p.substitute(&defs)) {
-                        Some(p) => uses
+                    match defs.read(&indices[0]) {
+                        Some(Sub::One(p)) => uses
                             .entry(array.clone())
                             .or_insert(Uses {
                                 accesses: Vec::new(),
                             })
                             .accesses
-                            .push((p, stack.to_vec())),
+                            .push((p, stack.to_vec(), None)),
+                        Some(Sub::Two { cond, then, other }) => {
+                            let mut stays = true;
+                            cond.walk(&mut |x| {
+                                if let Expr::Var(v) = x {
+                                    stays &= loop_vars.contains(v) || invariant(v);
+                                }
+                            });
+                            if !stays {
+                                bad.entry(array.clone()).or_insert_with(|| {
+                                    format!(
+                                        "the condition '{}' of a subscript uses a variable \
+                                         the function writes",
+                                        crate::print::expr(&cond)
+                                    )
+                                });
+                                return;
+                            }
+                            let a = &mut uses
+                                .entry(array.clone())
+                                .or_insert(Uses {
+                                    accesses: Vec::new(),
+                                })
+                                .accesses;
+                            a.push((then, stack.to_vec(), Some((cond.clone(), true))));
+                            a.push((other, stack.to_vec(), Some((cond, false))));
+                        }
                         None => {
                             bad.entry(array.clone()).or_insert_with(|| {
                                 format!(
@@ -496,10 +660,28 @@ pub(crate) fn delinearize(
             .collect();
         crate::transform::rewrite::rewrite_nodes(body, &mut |e| match e {
             Expr::Access { array, indices } if array == name && indices.len() == 1 => {
-                let p = Poly::of(&indices[0])?.substitute(&defs);
+                let indices = match defs.read(&indices[0])? {
+                    Sub::One(p) => split_all(&p, &strides).iter().map(Poly::expr).collect(),
+                    // Per dimension, the two branches' subscripts, chosen where they differ.
+                    Sub::Two { cond, then, other } => split_all(&then, &strides)
+                        .iter()
+                        .zip(split_all(&other, &strides))
+                        .map(|(a, b)| {
+                            if *a == b {
+                                a.expr()
+                            } else {
+                                Expr::Ternary {
+                                    cond: Box::new(cond.clone()),
+                                    then: Box::new(a.expr()),
+                                    other: Box::new(b.expr()),
+                                }
+                            }
+                        })
+                        .collect(),
+                };
                 Some(Expr::Access {
                     array: array.clone(),
-                    indices: split_all(&p, &strides).iter().map(Poly::expr).collect(),
+                    indices,
                 })
             }
             _ => None,
@@ -536,7 +718,7 @@ fn shape(
     invariant: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Poly>, String> {
     // Every variable in a subscript is a loop's or one that stays put.
-    for (p, _) in &u.accesses {
+    for (p, _, _) in &u.accesses {
         for m in p.0.keys() {
             if let Some(v) = m.iter().find(|v| !loop_vars.contains(*v) && !invariant(v)) {
                 return Err(format!(
@@ -547,7 +729,7 @@ fn shape(
     }
     // Strides, innermost first: a variable in every product term that is left.
     let mut strides: Vec<String> = Vec::new();
-    let mut highs: Vec<Poly> = u.accesses.iter().map(|(p, _)| p.clone()).collect();
+    let mut highs: Vec<Poly> = u.accesses.iter().map(|(p, _, _)| p.clone()).collect();
     loop {
         let products: Vec<&Vec<String>> = highs
             .iter()
@@ -576,12 +758,18 @@ fn shape(
     }
     strides.reverse();
     let mut first_hi: Option<Poly> = None;
-    for (p, loops) in &u.accesses {
-        let idx = split_all(p, &strides);
+    for (p, loops, choice) in &u.accesses {
+        // A branch of a choice holds only where its condition says.
+        let (p, adjust) = match choice {
+            Some((cond, holds)) => narrowed(p, loops, cond, *holds),
+            None => (p.clone(), BTreeMap::new()),
+        };
+        let adjust = &adjust;
+        let idx = split_all(&p, &strides);
         if !idx.iter().all(Poly::is_affine) {
             return Err("a subscript is not affine once split by its strides".into());
         }
-        let lo0 = extreme(&idx[0], loops, false).ok_or("its loop bounds are not affine")?;
+        let lo0 = extreme(&idx[0], loops, false, adjust).ok_or("its loop bounds are not affine")?;
         if !lo0.non_negative() {
             return Err(format!(
                 "its first subscript '{}' may be negative",
@@ -590,8 +778,8 @@ fn shape(
         }
         for (k, s) in strides.iter().enumerate() {
             let e = &idx[k + 1];
-            let lo = extreme(e, loops, false).ok_or("its loop bounds are not affine")?;
-            let hi = extreme(e, loops, true).ok_or("its loop bounds are not affine")?;
+            let lo = extreme(e, loops, false, adjust).ok_or("its loop bounds are not affine")?;
+            let hi = extreme(e, loops, true, adjust).ok_or("its loop bounds are not affine")?;
             let room = Poly::var(s).plus(&Poly::constant(1), -1).plus(&hi, -1);
             if !lo.non_negative() || !room.non_negative() {
                 return Err(format!(
@@ -600,7 +788,7 @@ fn shape(
                 ));
             }
         }
-        let hi0 = extreme(&idx[0], loops, true)
+        let hi0 = extreme(&idx[0], loops, true, adjust)
             .ok_or("its loop bounds are not affine")?
             .plus(&Poly::constant(1), 1);
         first_hi = Some(match first_hi {

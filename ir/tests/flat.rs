@@ -196,3 +196,46 @@ fn an_index_assigned_once_before_its_uses_is_read_through_its_value() {
         glue(&p)
     );
 }
+
+#[test]
+fn a_boundary_clamped_by_a_choice_is_a_subscript_of_two_branches() {
+    // hotspot-style: `w = (x == 0) ? c : c - 1` reads the left neighbour but at the
+    // left edge. Each branch is proved within its dimension where its condition says
+    // it is taken: `x - 1` only where `x != 0`, so `x >= 1`; `x + 1` only where
+    // `x != nx - 1`.
+    let p = parse(
+        "clamp",
+        "void f(int nx, int ny, float *in, float *out)\n{\n  int c, w, e, x, y;\n\
+         \x20 for (y = 0; y < ny; y++)\n    for (x = 0; x < nx; x++) {\n      c = x + y * nx;\n\
+         \x20     w = (x == 0) ? c : c - 1;\n      e = (x == nx - 1) ? c : c + 1;\n\
+         \x20     out[c] = in[w] + in[c] + in[e];\n    }\n}\n",
+    );
+    assert_eq!(dims(&p, "in"), ["ny", "nx"]);
+    assert!(glue(&p).is_empty(), "{:?}", glue(&p));
+    let mut reads = Vec::new();
+    ir::program::walk_nodes(&p.program.regions[0].body, &mut |n, _| {
+        if let ir::program::Node::Assign(a) = n {
+            if matches!(a.target, ir::program::Expr::Access { .. }) {
+                reads.push(ir::print::expr(&a.value));
+            }
+        }
+    });
+    assert_eq!(
+        reads,
+        ["in[y][x == 0 ? x : x - 1] + in[y][x] + in[y][x == nx - 1 ? x : x + 1]"]
+    );
+    // A choice whose other branch may step outside: `x - 1` where only `x != 5` is known.
+    let p = parse(
+        "unclamped",
+        "void f(int nx, int ny, float *in, float *out)\n{\n  int c, w, x, y;\n\
+         \x20 for (y = 0; y < ny; y++)\n    for (x = 0; x < nx; x++) {\n      c = x + y * nx;\n\
+         \x20     w = (x == 5) ? c : c - 1;\n      out[c] = in[w];\n    }\n}\n",
+    );
+    assert!(
+        glue(&p)
+            .iter()
+            .any(|r| r.contains("'in'") && r.contains("x - 1")),
+        "{:?}",
+        glue(&p)
+    );
+}
