@@ -527,8 +527,12 @@ fn assigned_once(body: &[Node]) -> Vec<(String, Expr, Vec<usize>, usize)> {
 struct Uses<'a> {
     /// Each subscript (a branch of a choice counts as one, with its condition and
     /// whether it holds there).
-    accesses: Vec<(Poly, Vec<&'a crate::program::Loop>, Option<(Expr, bool)>)>,
+    accesses: Vec<Use<'a>>,
 }
+
+/// One subscript, the loops around it, and for a branch of a choice its condition and
+/// whether it holds there.
+type Use<'a> = (Poly, Vec<&'a crate::program::Loop>, Option<(Expr, bool)>);
 
 /// Turns each access of the `flat` pointers in `body` into one subscript per dimension
 /// and gives the arrays their extents (`arrays[name].dims`). `invariant(v)`: whether
