@@ -417,10 +417,12 @@ impl Lowerer<'_> {
                 };
                 let name = id.node.name.clone();
                 if crate::counts::library_call_type(&name).is_none() && !self.pure.contains(&name) {
-                    return self.unsupported(
-                        e.span,
-                        format!("call to '{name}' (a nest may call the C library's math functions, or a function of yours that --assume-pure {name} says is pure)"),
-                    );
+                    let what = if self.defined.contains(&name) {
+                        format!("call to '{name}' (a nest may call the C library's math functions, or a function of yours that --assume-pure {name} says is pure)")
+                    } else {
+                        format!("call to '{name}'")
+                    };
+                    return self.unsupported(e.span, what);
                 }
                 let args = c
                     .node

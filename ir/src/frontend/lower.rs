@@ -22,6 +22,8 @@ pub(super) struct Lowerer<'a> {
     pub(super) flat_refused: BTreeMap<String, String>,
     /// Functions of the user's assumed pure (`--assume-pure`).
     pub(super) pure: BTreeSet<String>,
+    /// Functions this file defines.
+    pub(super) defined: BTreeSet<String>,
 }
 
 /// Why a `return` is glue (and how the glue knows it: `Opaque::returns`).

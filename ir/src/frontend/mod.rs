@@ -269,6 +269,10 @@ pub fn parse_preprocessed_with(pp: Preprocessed, opts: &FrontendOptions) -> Resu
         flat_used: Default::default(),
         flat_refused: Default::default(),
         pure: pure_functions.iter().map(|f| f.name.clone()).collect(),
+        defined: functions
+            .iter()
+            .filter_map(|f| declarator_name(&f.node.declarator.node))
+            .collect(),
     };
     let mut regions = Vec::new();
     let mut texts = Vec::new();
