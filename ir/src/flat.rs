@@ -244,16 +244,15 @@ fn sub_vars(s: &Sub) -> Vec<String> {
 /// A branch of a choice, with what its condition says of the loop variable it tests:
 /// `x == lo` failing starts `x` one later (`x == hi` failing ends it one earlier), as do
 /// `x > lo` and `x < hi` holding; a branch where `x == e` holds is taken over `x`'s whole
-/// range (a superset of where it is used). Returns the branch's polynomial and the
-/// changes to the loops' ranges, (first, last) by variable.
-fn narrowed(
-    p: &Poly,
+/// range (a superset of where it is used). Returns the changes to the loops' ranges,
+/// (first, last) by variable.
+fn narrowing(
     loops: &[&crate::program::Loop],
     cond: &Expr,
     holds: bool,
-) -> (Poly, BTreeMap<String, (i64, i64)>) {
+) -> BTreeMap<String, (i64, i64)> {
     let mut adjust = BTreeMap::new();
-    let unchanged = (p.clone(), BTreeMap::new());
+    let unchanged = BTreeMap::new();
     let Expr::Binary { op, lhs, rhs } = cond else {
         return unchanged;
     };
@@ -289,7 +288,7 @@ fn narrowed(
         }
         _ => {}
     }
-    (p.clone(), adjust)
+    adjust
 }
 
 /// The range of one loop's variable: (lowest, highest) value, inclusive.
@@ -764,12 +763,11 @@ fn shape(
     let mut first_hi: Option<Poly> = None;
     for (p, loops, choice) in &u.accesses {
         // A branch of a choice holds only where its condition says.
-        let (p, adjust) = match choice {
-            Some((cond, holds)) => narrowed(p, loops, cond, *holds),
-            None => (p.clone(), BTreeMap::new()),
+        let adjust = &match choice {
+            Some((cond, holds)) => narrowing(loops, cond, *holds),
+            None => BTreeMap::new(),
         };
-        let adjust = &adjust;
-        let idx = split_all(&p, &strides);
+        let idx = split_all(p, &strides);
         if !idx.iter().all(Poly::is_affine) {
             return Err("a subscript is not affine once split by its strides".into());
         }
