@@ -410,3 +410,37 @@ fn a_function_on_one_line_with_a_macro_is_rewritten_between_its_own_braces() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn enumeration_constants_are_values_and_keep_their_names_in_the_users_file() {
+    let dir = std::env::temp_dir().join(format!("tune-enum-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("en.c");
+    let text = "enum { SIZE = 40, HALF = SIZE / 2, NEXT };\ndouble a[SIZE][SIZE];\nvoid fill(void)\n{\n  int i, j;\n  for (i = 0; i < SIZE; i++)\n    for (j = 0; j < HALF; j++)\n      a[i][j] = NEXT;\n}\n";
+    std::fs::write(&file, text).unwrap();
+    let parsed = ir::load(file.to_str().unwrap(), &ir::FrontendOptions::default()).unwrap();
+    let program = &parsed.program;
+    let a = program.array("a").unwrap();
+    assert_eq!(a.extents, [Some(40), Some(40)]);
+    let nests = ir::codegen::nests(program);
+    assert_eq!(nests.len(), 1);
+    let body = ir::codegen::nest_function(
+        program,
+        &program.regions[0],
+        &nests[0],
+        ir::codegen::CodegenOptions::default(),
+    );
+    assert!(body.contains("j < 20") && body.contains("= 21;"), "{body}");
+    let recipe = Recipe {
+        steps: vec![Step::Unroll { at: 1, factor: 2 }],
+    };
+    let (tuned, _) =
+        ir::emit::apply_recipes(program, &[(nests[0].region, nests[0].root, recipe)]).unwrap();
+    let out =
+        ir::emit::tuned_source(text, &tuned, program, &[(nests[0].region, nests[0].root)]).unwrap();
+    assert!(
+        out.contains("i < SIZE") && out.contains("j < HALF") && out.contains("= NEXT"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

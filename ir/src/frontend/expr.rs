@@ -197,8 +197,12 @@ impl Lowerer<'_> {
                     indices: vec![index],
                 });
             }
-            Some(Resolved::External(Sym::Array { dtype, dims })) => (dtype, dims, false),
-            Some(Resolved::Local(Sym::Array { dtype, dims })) => (dtype, dims, true),
+            Some(Resolved::External(Sym::Array { dtype, dims })) => {
+                (dtype, self.with_constants(dims), false)
+            }
+            Some(Resolved::Local(Sym::Array { dtype, dims })) => {
+                (dtype, self.with_constants(dims), true)
+            }
             Some(
                 Resolved::External(Sym::Pointer | Sym::Flat(..))
                 | Resolved::Local(Sym::Pointer | Sym::Flat(..)),
@@ -272,6 +276,14 @@ impl Lowerer<'_> {
                 match self.resolve(name) {
                     Some(Resolved::LoopVar) => Ok(Expr::Var(name.clone())),
                     Some(Resolved::Local(Sym::Scalar(_))) => Ok(Expr::Var(name.clone())),
+                    // An enumeration constant is its value; the user's file keeps its name.
+                    Some(Resolved::External(Sym::Const(v)) | Resolved::Local(Sym::Const(v))) => {
+                        Ok(Expr::Int {
+                            value: v,
+                            text: v.to_string(),
+                            name: MacroName(Some(name.clone())),
+                        })
+                    }
                     Some(Resolved::External(Sym::Scalar(t))) => {
                         if self.done_loop_vars.iter().any(|v| v == name) {
                             return self.unsupported(

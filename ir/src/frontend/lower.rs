@@ -106,6 +106,27 @@ impl<'a> Lowerer<'a> {
             .collect()
     }
 
+    /// Array extents with their enumeration constants as values (`double a[SIZE]` of
+    /// `enum { SIZE = 100 }`), the name kept for the user's file.
+    pub(super) fn with_constants(&self, mut dims: Vec<Expr>) -> Vec<Expr> {
+        for d in &mut dims {
+            crate::transform::rewrite::rewrite(d, &mut |e| match e {
+                Expr::Var(n) => match self.resolve(n) {
+                    Some(Resolved::External(Sym::Const(v)) | Resolved::Local(Sym::Const(v))) => {
+                        Some(Expr::Int {
+                            value: v,
+                            text: v.to_string(),
+                            name: MacroName(Some(n.clone())),
+                        })
+                    }
+                    _ => None,
+                },
+                _ => None,
+            });
+        }
+        dims
+    }
+
     /// Puts a local in the current scope (a scalar in the program's scalars too).
     pub(super) fn declare_local(&mut self, name: &str, sym: Sym) {
         if let Sym::Scalar(dtype) = sym {
@@ -162,6 +183,7 @@ impl<'a> Lowerer<'a> {
                     }));
                 }
                 Sym::Array { dtype, dims } => {
+                    let dims = self.with_constants(dims);
                     if init.node.initializer.is_some() {
                         return self.unsupported(init.span, "initialized local array");
                     }
@@ -201,6 +223,9 @@ impl<'a> Lowerer<'a> {
                 }
                 Sym::Function => {
                     return self.unsupported(init.span, format!("function declaration '{name}'"))
+                }
+                Sym::Const(_) => {
+                    return self.unsupported(init.span, format!("enumeration constant '{name}'"))
                 }
                 Sym::Other(what) => {
                     return self.unsupported(span, format!("{what} in declaration of '{name}'"))

@@ -17,6 +17,8 @@ pub(super) enum Sym {
     /// `restrict`-qualified.
     Flat(DType, bool),
     Function,
+    /// An enumeration constant, with its value.
+    Const(i64),
     Other(String),
 }
 
@@ -38,6 +40,24 @@ impl Symbols {
             matches!(&s.node, DeclarationSpecifier::StorageClass(c)
                 if c.node == StorageClassSpecifier::Typedef)
         });
+        // `enum { N = 100, M = 2 * N, K };`: the constants, with their values.
+        for s in &d.specifiers {
+            if let DeclarationSpecifier::TypeSpecifier(t) = &s.node {
+                if let TypeSpecifier::Enum(e) = &t.node {
+                    let mut next = 0i64;
+                    for en in &e.node.enumerators {
+                        let value = match &en.node.expression {
+                            Some(x) => const_int(x, self, pp),
+                            None => Some(next),
+                        };
+                        let Some(v) = value else { break };
+                        self.vars
+                            .insert(en.node.identifier.node.name.clone(), Sym::Const(v));
+                        next = v.wrapping_add(1);
+                    }
+                }
+            }
+        }
         let base = base_type(&d.specifiers, self);
         for init in &d.declarators {
             let (name, sym) = declarator_sym(&init.node.declarator.node, base.clone(), false, pp);
@@ -52,6 +72,54 @@ impl Symbols {
                 self.vars.insert(name, sym);
             }
         }
+    }
+}
+
+/// The value of an integer constant expression of literals and enumeration constants;
+/// `None` for anything else.
+fn const_int(e: &CNode<Expression>, syms: &Symbols, pp: &Preprocessed) -> Option<i64> {
+    use lang_c::ast::{BinaryOperator as B, Constant, UnaryOperator as U};
+    match &e.node {
+        Expression::Constant(c) => {
+            let text = &pp.text[c.span.start..c.span.end.min(pp.text.len())];
+            match &c.node {
+                Constant::Integer(_) => parse_int(text),
+                Constant::Character(_) => parse_char(text),
+                Constant::Float(_) => None,
+            }
+        }
+        Expression::Identifier(id) => match syms.vars.get(&id.node.name) {
+            Some(Sym::Const(v)) => Some(*v),
+            _ => None,
+        },
+        Expression::UnaryOperator(u) => {
+            let v = const_int(&u.node.operand, syms, pp)?;
+            match u.node.operator.node {
+                U::Minus => v.checked_neg(),
+                U::Plus => Some(v),
+                U::Complement => Some(!v),
+                _ => None,
+            }
+        }
+        Expression::Cast(c) => const_int(&c.node.expression, syms, pp),
+        Expression::BinaryOperator(b) => {
+            let l = const_int(&b.node.lhs, syms, pp)?;
+            let r = const_int(&b.node.rhs, syms, pp)?;
+            match b.node.operator.node {
+                B::Plus => l.checked_add(r),
+                B::Minus => l.checked_sub(r),
+                B::Multiply => l.checked_mul(r),
+                B::Divide => l.checked_div(r),
+                B::Modulo => l.checked_rem(r),
+                B::ShiftLeft => u32::try_from(r).ok().and_then(|r| l.checked_shl(r)),
+                B::ShiftRight => u32::try_from(r).ok().and_then(|r| l.checked_shr(r)),
+                B::BitwiseAnd => Some(l & r),
+                B::BitwiseOr => Some(l | r),
+                B::BitwiseXor => Some(l ^ r),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
