@@ -498,12 +498,6 @@ fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
         )
     };
     spec.cc()?;
-    // An output file names one file: the first one's loops alone are tuned then.
-    let spec_files = if a.output.is_some() {
-        1
-    } else {
-        spec.sources()?.len()
-    };
     let p = PipelineOptions {
         static_only: a.static_only,
         top_k: a.top_k,
@@ -539,7 +533,8 @@ fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
         }
         None => p,
     };
-    let applied = if spec_files == 1 {
+    // An output file names one file: the first one's loops alone are tuned then.
+    let applied = if a.output.is_some() {
         p.apply(&spec).map(|r| tuner::report::FilesApplied {
             reports: vec![r],
             passed_over: Vec::new(),

@@ -7,6 +7,33 @@ fn fixture(name: &str) -> String {
     format!("{}/tests/emit/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Loads `text` as the file `name` in a folder of its own, removed afterwards, under
+/// each of `opts` in turn.
+fn load_each(name: &str, text: &str, opts: &[ir::FrontendOptions]) -> Vec<ir::Result<ir::Parsed>> {
+    let dir = std::env::temp_dir().join(format!("tune-emit-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(name);
+    std::fs::write(&file, text).unwrap();
+    let out = opts
+        .iter()
+        .map(|o| ir::load(file.to_str().unwrap(), o))
+        .collect();
+    std::fs::remove_dir_all(&dir).unwrap();
+    out
+}
+
+/// [`load_each`] under one set of options, which must succeed.
+fn load_text(name: &str, text: &str, opts: ir::FrontendOptions) -> ir::Parsed {
+    load_each(name, text, &[opts]).remove(0).unwrap()
+}
+
+/// `text` with `recipe` applied to the program's first nest, as `tune apply` writes it.
+fn tuned_text(text: &str, program: &ir::Program, recipe: Recipe) -> String {
+    let n = &ir::codegen::nests(program)[0];
+    let (tuned, _) = ir::emit::apply_recipes(program, &[(n.region, n.root, recipe)]).unwrap();
+    ir::emit::tuned_source(text, &tuned, program, &[(n.region, n.root)]).unwrap()
+}
+
 #[test]
 fn a_tiled_nest_keeps_the_users_macro_names_and_the_other_nest_its_text() {
     let file = fixture("macros.c");
@@ -128,19 +155,14 @@ fn a_parallel_region_with_other_statements_is_kept_as_written() {
 fn a_directive_continued_over_two_lines_stays_with_its_block() {
     // `#pragma omp parallel \` + `shared(x)`: the preprocessed text has the directive
     // on one line and a blank line after it, between it and its block.
-    let dir = std::env::temp_dir().join(format!("tune-cont-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("cont.c");
-    std::fs::write(
-        &file,
+    let parsed = load_text(
+        "cont.c",
         "double x[8];\nvoid f(void) {\n  int i, t = 0;\n  do {\n#pragma omp parallel \\\n    shared(x)\n    {\n      x[0] = 1.0;\n#pragma omp for\n      for (i = 1; i < 8; i++)\n        x[i] = 2.0;\n    }\n  } while (++t < 3);\n  for (i = 0; i < 8; i++)\n    x[i] *= 3.0;\n}\n",
-    )
-    .unwrap();
-    let opts = ir::FrontendOptions {
-        function: Some("f".into()),
-        ..Default::default()
-    };
-    let parsed = ir::load(file.to_str().unwrap(), &opts).unwrap();
+        ir::FrontendOptions {
+            function: Some("f".into()),
+            ..Default::default()
+        },
+    );
     let mut texts = Vec::new();
     ir::program::walk_nodes(&parsed.program.regions[0].body, &mut |n, _| {
         if let ir::program::Node::Opaque(o) = n {
@@ -155,24 +177,18 @@ fn a_directive_continued_over_two_lines_stays_with_its_block() {
         "{texts:#?}"
     );
     assert_eq!(ir::codegen::nests(&parsed.program).len(), 1);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn a_k_and_r_parameter_no_declaration_names_is_an_int() {
-    let dir = std::env::temp_dir().join(format!("tune-knr-int-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("knr_int.c");
-    std::fs::write(
-        &file,
+    let parsed = load_text(
+        "knr_int.c",
         "static float w[64];\nvoid scale(p, n)\nfloat *p;\n{\n  int j;\n  for (j = 0; j < n; j++)\n    w[j] = w[j] * 0.5f;\n}\n",
-    )
-    .unwrap();
-    let parsed = ir::load(file.to_str().unwrap(), &ir::FrontendOptions::default()).unwrap();
+        ir::FrontendOptions::default(),
+    );
     assert_eq!(ir::codegen::nests(&parsed.program).len(), 1);
     let n = parsed.program.scalar("n").expect("n is known");
     assert_eq!(n.dtype, ir::DType::I32);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -356,49 +372,38 @@ fn pointers_indexed_with_flattened_subscripts_are_arrays_and_the_tuned_file_inde
 
 #[test]
 fn a_function_assumed_pure_that_another_file_declares_is_no_error() {
-    let dir = std::env::temp_dir().join(format!("tune-pure-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("main.c");
-    std::fs::write(
-        &file,
-        "double a[8];\nint main(void) {\n  int i;\n  for (i = 0; i < 8; i++)\n    a[i] = 1.0;\n  return 0;\n}\n",
-    )
-    .unwrap();
     let opts = |other_sources| ir::FrontendOptions {
         assume_pure: vec!["sq".into()],
         other_sources,
         ..Default::default()
     };
-    let path = file.to_str().unwrap();
-    let alone = ir::load(path, &opts(false)).unwrap_err().to_string();
+    let mut runs = load_each(
+        "main.c",
+        "double a[8];\nint main(void) {\n  int i;\n  for (i = 0; i < 8; i++)\n    a[i] = 1.0;\n  return 0;\n}\n",
+        &[opts(false), opts(true)],
+    );
+    let with_others = runs.pop().unwrap().unwrap();
+    let alone = runs.pop().unwrap().unwrap_err().to_string();
     assert!(
         alone.ends_with("main.c: --assume-pure sq: no function of that name is declared"),
         "{alone}"
     );
-    let with_others = ir::load(path, &opts(true)).unwrap();
     assert!(with_others.program.pure_functions.is_empty());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn a_function_on_one_line_with_a_macro_is_rewritten_between_its_own_braces() {
     // `N` expands to four characters on the body's only line: the preprocessed column of
     // the closing brace is not the user's.
-    let dir = std::env::temp_dir().join(format!("tune-one-line-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("one.c");
     let text = "#define N 1000\nfloat a[N];\nint main(void) { int i; for (i = 0; i < N; i++) a[i] = i; return a[9] > 100.0f; }\n";
-    std::fs::write(&file, text).unwrap();
-    let parsed = ir::load(file.to_str().unwrap(), &ir::FrontendOptions::default()).unwrap();
-    let program = &parsed.program;
-    let nests = ir::codegen::nests(program);
-    let recipe = Recipe {
-        steps: vec![Step::Unroll { at: 0, factor: 2 }],
-    };
-    let (tuned, _) =
-        ir::emit::apply_recipes(program, &[(nests[0].region, nests[0].root, recipe)]).unwrap();
-    let out =
-        ir::emit::tuned_source(text, &tuned, program, &[(nests[0].region, nests[0].root)]).unwrap();
+    let parsed = load_text("one.c", text, ir::FrontendOptions::default());
+    let out = tuned_text(
+        text,
+        &parsed.program,
+        Recipe {
+            steps: vec![Step::Unroll { at: 0, factor: 2 }],
+        },
+    );
     assert!(
         out.starts_with("#define N 1000\nfloat a[N];\nint main(void) {\n"),
         "{out}"
@@ -408,17 +413,12 @@ fn a_function_on_one_line_with_a_macro_is_rewritten_between_its_own_braces() {
         out.trim_end().ends_with("return a[9] > 100.0f;\n}"),
         "{out}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn enumeration_constants_are_values_and_keep_their_names_in_the_users_file() {
-    let dir = std::env::temp_dir().join(format!("tune-enum-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("en.c");
     let text = "enum { SIZE = 40, HALF = SIZE / 2, NEXT };\ndouble a[SIZE][SIZE];\nvoid fill(void)\n{\n  int i, j;\n  for (i = 0; i < SIZE; i++)\n    for (j = 0; j < HALF; j++)\n      a[i][j] = NEXT;\n}\n";
-    std::fs::write(&file, text).unwrap();
-    let parsed = ir::load(file.to_str().unwrap(), &ir::FrontendOptions::default()).unwrap();
+    let parsed = load_text("en.c", text, ir::FrontendOptions::default());
     let program = &parsed.program;
     let a = program.array("a").unwrap();
     assert_eq!(a.extents, [Some(40), Some(40)]);
@@ -431,16 +431,15 @@ fn enumeration_constants_are_values_and_keep_their_names_in_the_users_file() {
         ir::codegen::CodegenOptions::default(),
     );
     assert!(body.contains("j < 20") && body.contains("= 21;"), "{body}");
-    let recipe = Recipe {
-        steps: vec![Step::Unroll { at: 1, factor: 2 }],
-    };
-    let (tuned, _) =
-        ir::emit::apply_recipes(program, &[(nests[0].region, nests[0].root, recipe)]).unwrap();
-    let out =
-        ir::emit::tuned_source(text, &tuned, program, &[(nests[0].region, nests[0].root)]).unwrap();
+    let out = tuned_text(
+        text,
+        program,
+        Recipe {
+            steps: vec![Step::Unroll { at: 1, factor: 2 }],
+        },
+    );
     assert!(
         out.contains("i < SIZE") && out.contains("j < HALF") && out.contains("= NEXT"),
         "{out}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

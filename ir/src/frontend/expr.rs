@@ -278,11 +278,7 @@ impl Lowerer<'_> {
                     Some(Resolved::Local(Sym::Scalar(_))) => Ok(Expr::Var(name.clone())),
                     // An enumeration constant is its value; the user's file keeps its name.
                     Some(Resolved::External(Sym::Const(v)) | Resolved::Local(Sym::Const(v))) => {
-                        Ok(Expr::Int {
-                            value: v,
-                            text: v.to_string(),
-                            name: MacroName(Some(name.clone())),
-                        })
+                        Ok(constant(name, v))
                     }
                     Some(Resolved::External(Sym::Scalar(t))) => {
                         if self.done_loop_vars.iter().any(|v| v == name) {

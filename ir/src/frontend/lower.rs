@@ -26,6 +26,16 @@ pub(super) struct Lowerer<'a> {
     pub(super) defined: BTreeSet<String>,
 }
 
+/// Enumeration constant `name` of value `v`: the value, printed by its name in the
+/// user's file.
+pub(super) fn constant(name: &str, v: i64) -> Expr {
+    Expr::Int {
+        value: v,
+        text: v.to_string(),
+        name: MacroName(Some(name.to_string())),
+    }
+}
+
 /// Why a `return` is glue (and how the glue knows it: `Opaque::returns`).
 pub(super) const RETURN: &str = "return";
 
@@ -113,11 +123,7 @@ impl<'a> Lowerer<'a> {
             crate::transform::rewrite::rewrite(d, &mut |e| match e {
                 Expr::Var(n) => match self.resolve(n) {
                     Some(Resolved::External(Sym::Const(v)) | Resolved::Local(Sym::Const(v))) => {
-                        Some(Expr::Int {
-                            value: v,
-                            text: v.to_string(),
-                            name: MacroName(Some(n.clone())),
-                        })
+                        Some(constant(n, v))
                     }
                     _ => None,
                 },
