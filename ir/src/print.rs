@@ -207,6 +207,13 @@ pub fn node(n: &Node, opts: &PrintOptions, depth: usize, out: &mut String) {
             }
         }
         Node::Loop(l) => {
+            if let Some(spec) = l.directives.iter().find_map(|d| match d {
+                crate::program::Directive::RegisterTile(spec) => Some(spec),
+                _ => None,
+            }) {
+                crate::transform::register_tile::print(l, spec, opts, depth, out);
+                return;
+            }
             let declare = opts.declare_loop_vars || l.declares_var;
             let block = declare && opts.c89;
             let depth = if block {

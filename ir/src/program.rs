@@ -323,6 +323,25 @@ pub enum Directive {
     /// region around one worksharing loop), left out where the loop goes back into the
     /// user's block.
     InParallel { text: String },
+    /// The band of three loops that starts here is printed as a packed, blocked kernel
+    /// over a vector register tile (`transform/register_tile.rs`).
+    RegisterTile(RegisterTileSpec),
+}
+
+/// A register tile and its cache blocks: `mr` rows by `nr` columns (a GNU C vector of
+/// `nr` elements per row) of the written array, blocks of `mc` rows, `kc` reduction
+/// steps and `nc` columns, one OpenMP team over the row blocks with `parallel`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegisterTileSpec {
+    pub mr: u32,
+    pub nr: u32,
+    pub mc: u32,
+    pub kc: u32,
+    pub nc: u32,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub parallel: bool,
+    /// The element type (the written array's).
+    pub dtype: DType,
 }
 
 impl Directive {
@@ -350,6 +369,7 @@ impl Directive {
     pub fn is_parallel_for(&self) -> bool {
         match self {
             Directive::OmpParallelFor { .. } => true,
+            Directive::RegisterTile(spec) => spec.parallel,
             Directive::Other { text } => {
                 let w: Vec<&str> = text.split_whitespace().take(4).collect();
                 w.get(1..4) == Some(&["omp", "parallel", "for"][..])
@@ -369,6 +389,7 @@ impl Directive {
         match self {
             Directive::OmpParallelFor { .. } | Directive::OmpSimd { .. } => true,
             Directive::GccUnroll { .. } => false,
+            Directive::RegisterTile(spec) => spec.parallel,
             Directive::InParallel { .. } => true,
             Directive::Other { text } => text.split_whitespace().nth(1) == Some("omp"),
         }
@@ -425,6 +446,16 @@ impl fmt::Display for Directive {
                 Ok(())
             }
             Directive::GccUnroll { factor } => write!(f, "#pragma GCC unroll {factor}"),
+            Directive::RegisterTile(t) => write!(
+                f,
+                "/* register tile {}x{}, blocks {}x{}x{}{} */",
+                t.mr,
+                t.nr,
+                t.mc,
+                t.kc,
+                t.nc,
+                if t.parallel { ", parallel" } else { "" }
+            ),
             Directive::Other { text } | Directive::InParallel { text } => f.write_str(text),
         }
     }

@@ -468,3 +468,61 @@ fn new_steps_verify_on_their_programs() {
         .contains("reduction(+:y[0:"));
     assert_eq!(run(&atax[1], &r, dir.path()).unwrap(), Verdict::Verified);
 }
+
+#[test]
+fn vector_register_tiles_with_packed_panels_verify() {
+    // gemm's i { j: C *= beta; k { j: C += alpha * A * B } }: the scaling runs first for
+    // every row, then the blocked kernel. MINI's 20 x 25 x 30 with 3 x 4 tiles in
+    // 6 x 8 x 8 blocks leaves partial tiles and blocks on every edge.
+    let dir = tempfile::tempdir().unwrap();
+    let tile = |at, parallel| Step::RegisterTile {
+        at,
+        mr: 3,
+        nr: 4,
+        mc: 6,
+        kc: 8,
+        nc: 8,
+        parallel,
+    };
+    let c = setup("gemm", dir.path()).remove(0);
+    for parallel in [false, true] {
+        let r = Recipe {
+            steps: vec![tile(0, parallel)],
+        };
+        let t = apply(&c.program, c.nest.region, c.nest.root, &r).unwrap();
+        assert_eq!(t.openmp, parallel);
+        let source = c.variant("regtile", &t).source;
+        assert!(
+            source.contains("register tile 3x4 of 'C[i][j]', blocks 6x8x8")
+                && source.contains("vector_size(32)")
+                && source.contains(
+                    "tune_rt_c2[tune_rt_x] = tune_rt_c2[tune_rt_x] + tune_rt_p * tune_rt_b[tune_rt_x];"
+                )
+                && source.contains("*tune_rt_dst = alpha * A[i][k];")
+                && source.contains("*tune_rt_dst = B[k][j];")
+                && source.contains("#pragma omp parallel\n") == parallel,
+            "{source}"
+        );
+        assert_eq!(run(&c, &r, dir.path()).unwrap(), Verdict::Verified, "{r:?}");
+    }
+    // After it, no step may change a loop of the band.
+    let r = Recipe {
+        steps: vec![tile(0, false), Step::Unroll { at: 3, factor: 2 }],
+    };
+    let e = apply(&c.program, c.nest.region, c.nest.root, &r).unwrap_err();
+    assert!(e.to_string().contains("register tile of loop 'i'"), "{e}");
+    // A product that reads what it writes is refused (lu's row update reads A).
+    let lu = setup("lu", dir.path());
+    for c in &lu {
+        let e = apply(
+            &c.program,
+            c.nest.region,
+            c.nest.root,
+            &Recipe {
+                steps: vec![tile(0, false)],
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(e, Refusal::NotApplicable { .. }), "{e}");
+    }
+}

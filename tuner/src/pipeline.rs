@@ -51,6 +51,7 @@ use profiling::roofline::{BytesKind, Roof, RooflineRow};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod dense;
 mod whole;
 
 /// Cold runs (each the first run of the nest in a fresh process) measured for the
@@ -489,10 +490,16 @@ impl Pipeline {
             .iter()
             .map(|v| passed_over(ctx.db, &visited, v))
             .collect();
-        let picks: Vec<Option<Recipe>> = visited
+        let mut picks: Vec<Option<Recipe>> = visited
             .iter()
             .map(|v| v.is_pick().then(|| v.recipe.clone()))
             .collect();
+        if let Some(root) = nest_root(program, nest) {
+            for (what, recipe) in dense::register_tile_recipes(program, root, ctx.machine) {
+                picks.push(Some(recipe.clone()));
+                candidates.push(dense::rule_candidate(what, recipe));
+            }
+        }
         let measured = self.measure_picks(
             ctx,
             bench,

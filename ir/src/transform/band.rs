@@ -125,3 +125,33 @@ pub(crate) fn nest_headers(headers: Vec<Loop>, body: Vec<Node>) -> Loop {
     }
     out.expect("at least one header")
 }
+
+/// The variable of the loop, at `at` or around it, whose register tile holds loop `at`
+/// (its band and the statements before it print as one kernel).
+pub(crate) fn register_tiled_into(root: &Loop, at: usize) -> Option<String> {
+    let tiled = |l: &Loop| {
+        l.directives
+            .iter()
+            .any(|d| matches!(d, Directive::RegisterTile(_)))
+    };
+    if tiled(root) {
+        return Some(root.var.clone());
+    }
+    let route = locate(root, at)?;
+    let mut body = &root.body;
+    for (i, via) in &route {
+        match (&body[*i], via) {
+            (Node::Loop(l), _) => {
+                if tiled(l) {
+                    return Some(l.var.clone());
+                }
+                body = &l.body;
+            }
+            (Node::Block(b), _) => body = b,
+            (Node::If(x), Via::Then) => body = &x.then_body,
+            (Node::If(x), _) => body = &x.else_body,
+            _ => return None,
+        }
+    }
+    None
+}

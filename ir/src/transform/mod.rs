@@ -59,6 +59,7 @@ mod fuse;
 mod interchange;
 mod parallel;
 mod privatize;
+pub(crate) mod register_tile;
 pub(crate) mod rewrite;
 mod scalar_replace;
 mod simd;
@@ -73,6 +74,7 @@ use fuse::*;
 use interchange::*;
 use parallel::*;
 use privatize::*;
+use register_tile::*;
 use rewrite::*;
 use scalar_replace::*;
 use simd::*;
@@ -82,6 +84,7 @@ use triangle::*;
 use unroll_jam::*;
 
 pub use crate::program::Schedule;
+pub use register_tile::sites as register_tile_sites;
 
 /// One transformation of a nest (stable JSON form, tagged by `step`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -135,6 +138,20 @@ pub enum Step {
     /// start up to `j`), the statements after that loop moved to the diagonal `k = j`
     /// (`transform/triangle.rs`).
     InterchangeTriangle { at: usize },
+    /// Prints the band of three loops at `at` (`W[u][v] += P(u, r) * Q(r, v)`) as a
+    /// kernel over an `mr x nr` vector register tile, with packed panels and cache
+    /// blocks of `mc` rows, `kc` reduction steps and `nc` columns; with `parallel`, one
+    /// OpenMP team over the row blocks (`transform/register_tile.rs`).
+    RegisterTile {
+        at: usize,
+        mr: u32,
+        nr: u32,
+        mc: u32,
+        kc: u32,
+        nc: u32,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        parallel: bool,
+    },
 }
 
 impl Step {
@@ -151,6 +168,7 @@ impl Step {
             | Step::Fission { at }
             | Step::Fuse { at }
             | Step::InterchangeTriangle { at }
+            | Step::RegisterTile { at, .. }
             | Step::Skew { at, .. } => *at,
         }
     }
@@ -169,6 +187,7 @@ impl Step {
             | Step::Fission { at: a }
             | Step::Fuse { at: a }
             | Step::InterchangeTriangle { at: a }
+            | Step::RegisterTile { at: a, .. }
             | Step::Skew { at: a, .. } => *a = at,
         }
         s
@@ -227,13 +246,17 @@ pub fn apply(
         // system more than the direction vectors.
         let snapshot = matches!(step, Step::InterchangeTriangle { .. }).then(|| prog.clone());
         let Program {
-            arrays, regions, ..
+            arrays,
+            scalars,
+            regions,
+            ..
         } = &mut prog;
         let mut cx = Ctx {
             k,
             an: &analysis_now,
             names,
             arrays,
+            scalars,
             new_scalars: Vec::new(),
             new_arrays: Vec::new(),
             before: snapshot.as_ref().map(|p| (p, region)),
@@ -244,7 +267,12 @@ pub fn apply(
         let new_arrays = cx.new_arrays;
         prog.scalars.extend(new_scalars);
         prog.arrays.extend(new_arrays);
-        openmp |= matches!(step, Step::Parallelize { .. } | Step::Vectorize { .. });
+        openmp |= matches!(
+            step,
+            Step::Parallelize { .. }
+                | Step::Vectorize { .. }
+                | Step::RegisterTile { parallel: true, .. }
+        );
         renumber(&mut prog.regions[region].body);
         renumber_statements(&mut prog.regions[region].body);
         let mut analyses = crate::deps::annotate(&mut prog);
@@ -274,6 +302,7 @@ struct Ctx<'a> {
     /// Names in use (fresh names are added as they are taken).
     names: BTreeSet<String>,
     arrays: &'a [Array],
+    scalars: &'a [Scalar],
     /// Local scalars the step declares.
     new_scalars: Vec<Scalar>,
     /// Local arrays the step declares.
@@ -323,6 +352,11 @@ fn apply_step(nest: &mut Loop, step: &Step, cx: &mut Ctx) -> Result<Option<Post>
     let at = step.at();
     if loop_at(nest, at).is_none() {
         return Err(Refusal::NoSuchLoop { step: cx.k, at });
+    }
+    if let Some(head) = register_tiled_into(nest, at) {
+        return Err(cx.na(format!(
+            "the loop is part of the register tile of loop '{head}'"
+        )));
     }
     if let Some(head) = collapsed_into(nest, at) {
         return Err(cx.na(format!(
@@ -375,6 +409,26 @@ fn apply_step(nest: &mut Loop, step: &Step, cx: &mut Ctx) -> Result<Option<Post>
         Step::Fuse { .. } => return fuse(nest, at, cx).map(Some),
         Step::Skew { factor, .. } => skew(loop_at_mut(nest, at).expect("loop"), *factor, cx)?,
         Step::InterchangeTriangle { .. } => interchange_triangle(nest, at, cx)?,
+        Step::RegisterTile {
+            mr,
+            nr,
+            mc,
+            kc,
+            nc,
+            parallel,
+            ..
+        } => {
+            let spec = crate::program::RegisterTileSpec {
+                mr: *mr,
+                nr: *nr,
+                mc: *mc,
+                kc: *kc,
+                nc: *nc,
+                parallel: *parallel,
+                dtype: DType::F64,
+            };
+            register_tile(nest, at, spec, inside_parallel, cx)?
+        }
     }
     Ok(None)
 }

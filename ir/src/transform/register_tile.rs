@@ -1,0 +1,708 @@
+//! Register tiling with packed panels: a band of three loops whose one statement
+//! accumulates a product, `W[u][v] += P(u, r) * Q(r, v)` (a matrix product and its
+//! relatives: gemm, 2mm, 3mm, the covariance update), is printed as a blocked
+//! micro-kernel.
+//!
+//! The band is blocked for the caches (`nc` columns, `kc` reduction steps, `mc` rows);
+//! within a block `Q` is packed into slivers of `nr` columns and `P` into slivers of `mr`
+//! rows, each sliver contiguous in the order the kernel reads it; an `mr x nr` tile of
+//! `W` is held in `mr` GNU C vectors of `nr` elements (vector extensions, which gcc and
+//! clang keep in registers and update with FMAs) across the `kc` steps. Partial tiles
+//! at the edges are packed with zeros and stored element by element, so one kernel
+//! covers every size. With `parallel`, one OpenMP team packs each `Q` block together
+//! and shares the row blocks.
+//!
+//! Legality, proved from the statement itself: `W` is the only thing the band writes,
+//! `P` and `Q` do not read it, `W`'s subscripts take `u` and `v` each in a subscript of
+//! its own with a non-zero coefficient (distinct `(u, v)` are distinct elements), and
+//! the bounds of the three loops depend on none of them. Each element then sees its
+//! updates in the original order of `r`, and elements are independent: any order of
+//! the `(u, v)` tiles computes the same values, bit for bit where the compiler
+//! contracts `w + p * q` the same way in both. Statements before the band's second loop
+//! in the first (`u`'s) body (gemm's `C[i][j] *= beta`) run first for every `u`: legal
+//! when no dependence carried by `u` runs from the band back to them.
+//!
+//! The step writes a [`Directive::RegisterTile`] on the band's first loop and leaves
+//! the loops as they are (their semantics, analysis and counts unchanged); the printer
+//! writes the kernel in their place ([`print`]). No later step may change a loop of the
+//! band.
+
+use super::*;
+use crate::print::{self, PrintOptions};
+use crate::program::RegisterTileSpec;
+
+/// The parts of a band the kernel is made of.
+pub(crate) struct Shape<'a> {
+    /// The band, outermost first, as written.
+    pub loops: [&'a Loop; 3],
+    /// Positions in `loops` of the row, column and reduction loops.
+    pub u: usize,
+    pub v: usize,
+    pub r: usize,
+    /// Nodes before the band's second loop in the first loop's body, and before the
+    /// third loop in the second's: they run first, for every iteration of their loops.
+    pub prefix: [&'a [Node]; 2],
+    pub target: &'a Expr,
+    /// The row factor (no `v`) and the column factor (no `u`).
+    pub p: &'a Expr,
+    pub q: &'a Expr,
+    /// `W -= P * Q`.
+    pub sub: bool,
+}
+
+/// The band at `l` as a register tile, or why not.
+pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
+    let Some(Node::Loop(second)) = l.body.last() else {
+        return Err(format!(
+            "the body of loop '{}' does not end with a loop",
+            l.var
+        ));
+    };
+    let prefix0 = &l.body[..l.body.len() - 1];
+    let Some(Node::Loop(third)) = second.body.last() else {
+        return Err(format!(
+            "the body of loop '{}' does not end with a loop (a band of three)",
+            second.var
+        ));
+    };
+    let prefix1 = &second.body[..second.body.len() - 1];
+    let [Node::Assign(stmt)] = third.body.as_slice() else {
+        return Err(format!(
+            "the body of loop '{}' is not one statement",
+            third.var
+        ));
+    };
+    let loops = [l, second, third];
+    for x in loops {
+        if x.step != 1 || !matches!(x.cmp, LoopCmp::Lt | LoopCmp::Le) {
+            return Err(format!(
+                "loop '{}' does not count up by one to a bound",
+                x.var
+            ));
+        }
+        if let Some(y) = loops
+            .iter()
+            .find(|y| x.init.mentions(&y.var) || x.bound.mentions(&y.var))
+        {
+            return Err(format!(
+                "the bounds of '{}' depend on '{}' (the band is not rectangular)",
+                x.var, y.var
+            ));
+        }
+    }
+    let Expr::Access {
+        array: w,
+        indices: w_idx,
+    } = &stmt.target
+    else {
+        return Err("the statement does not write an array element".into());
+    };
+    // The product and whether it is subtracted.
+    let (product, sub) = match (&stmt.op, &stmt.value) {
+        (AssignOp::Add, e) => (e, false),
+        (AssignOp::Sub, e) => (e, true),
+        (
+            AssignOp::Set,
+            Expr::Binary {
+                op: BinOp::Add,
+                lhs,
+                rhs,
+            },
+        ) if **lhs == stmt.target => (&**rhs, false),
+        (
+            AssignOp::Set,
+            Expr::Binary {
+                op: BinOp::Add,
+                lhs,
+                rhs,
+            },
+        ) if **rhs == stmt.target => (&**lhs, false),
+        (
+            AssignOp::Set,
+            Expr::Binary {
+                op: BinOp::Sub,
+                lhs,
+                rhs,
+            },
+        ) if **lhs == stmt.target => (&**rhs, true),
+        _ => {
+            return Err(format!(
+                "the statement does not accumulate into '{w}' (`{w}[..] += p * q`)"
+            ))
+        }
+    };
+    let Expr::Binary {
+        op: BinOp::Mul,
+        lhs: f1,
+        rhs: f2,
+    } = product
+    else {
+        return Err("the accumulated value is not a product".into());
+    };
+    if f1.mentions(w)
+        || f2.mentions(w)
+        || loops
+            .iter()
+            .any(|x| x.init.mentions(w) || x.bound.mentions(w))
+    {
+        return Err(format!(
+            "the product or a bound reads '{w}', which the band writes"
+        ));
+    }
+    // Which band variable each subscript of W takes.
+    let vars: Vec<&str> = loops.iter().map(|x| x.var.as_str()).collect();
+    let mut dim_of = [None; 3];
+    for (d, e) in w_idx.iter().enumerate() {
+        let mentioned: Vec<usize> = (0..3).filter(|&k| e.mentions(vars[k])).collect();
+        match mentioned.as_slice() {
+            [] => {}
+            [k] => {
+                let coeff = affine_of(e, &|_| true).map(|a| a.coeff(vars[*k]));
+                if !matches!(coeff, Some(c) if c != 0) || dim_of[*k].is_some() {
+                    return Err(format!(
+                        "'{w}' is not written at distinct elements for distinct '{}'",
+                        vars[*k]
+                    ));
+                }
+                dim_of[*k] = Some(d);
+            }
+            _ => return Err(format!("a subscript of '{w}' mixes the band's variables")),
+        }
+    }
+    let in_w: Vec<usize> = (0..3).filter(|&k| dim_of[k].is_some()).collect();
+    let [x, y] = in_w.as_slice() else {
+        return Err(format!(
+            "'{w}' is not indexed by exactly two of the band's loops"
+        ));
+    };
+    let r = 3 - x - y;
+    // (u, v, p, q): the row factor does not move with v, the column factor not with u.
+    let roles = |u: usize, v: usize| -> Option<(&Expr, &Expr)> {
+        if !f1.mentions(vars[v]) && !f2.mentions(vars[u]) {
+            Some((f1, f2))
+        } else if !f2.mentions(vars[v]) && !f1.mentions(vars[u]) {
+            Some((f2, f1))
+        } else {
+            None
+        }
+    };
+    // Columns preferably along W's last subscript.
+    let (preferred, other) = if dim_of[*x] > dim_of[*y] {
+        ((*y, *x), (*x, *y))
+    } else {
+        ((*x, *y), (*y, *x))
+    };
+    let ((u, v), (p, q)) = match roles(preferred.0, preferred.1) {
+        Some(pq) => (preferred, pq),
+        None => match roles(other.0, other.1) {
+            Some(pq) => (other, pq),
+            None => {
+                return Err(
+                    "the product is not a factor without one of W's loops times a factor \
+                     without the other"
+                        .into(),
+                )
+            }
+        },
+    };
+    Ok(Shape {
+        loops,
+        u,
+        v,
+        r,
+        prefix: [prefix0, prefix1],
+        target: &stmt.target,
+        p,
+        q,
+        sub,
+    })
+}
+
+/// Whether `e`, a value of the product, computes in `t` throughout (so that packing its
+/// value in a buffer of `t` rounds nothing the original would not).
+fn computes_in(e: &Expr, t: DType, cx: &Ctx) -> Result<(), String> {
+    match e {
+        Expr::Int { .. } => Ok(()),
+        Expr::Float { text, .. } => {
+            let single = text.ends_with(['f', 'F']);
+            if (t == DType::F32) == single {
+                Ok(())
+            } else {
+                Err(format!("the constant {text} is not of the element type"))
+            }
+        }
+        Expr::Var(v) => match cx.scalars.iter().find(|s| s.name == *v) {
+            Some(s) if s.dtype.is_float() && s.dtype != t => {
+                Err(format!("'{v}' is a {}", s.dtype.c_name()))
+            }
+            _ => Ok(()),
+        },
+        Expr::Access { array, .. } => match cx.arrays.iter().find(|a| a.name == *array) {
+            Some(a) if a.dtype == t => Ok(()),
+            Some(a) => Err(format!("'{array}' holds {}", a.dtype.c_name())),
+            None => Err(format!("'{array}' is not an array of the program")),
+        },
+        Expr::Unary {
+            op: crate::program::UnOp::Neg | crate::program::UnOp::Plus,
+            arg,
+        } => computes_in(arg, t, cx),
+        Expr::Binary {
+            op: BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div,
+            lhs,
+            rhs,
+        } => {
+            computes_in(lhs, t, cx)?;
+            computes_in(rhs, t, cx)
+        }
+        _ => Err(format!("'{}' is not plain arithmetic", print::expr(e))),
+    }
+}
+
+/// The register-tile step on the band at `nest`'s loop `at`.
+pub(super) fn register_tile(
+    nest: &mut Loop,
+    at: usize,
+    spec: RegisterTileSpec,
+    inside_parallel: bool,
+    cx: &mut Ctx,
+) -> Result<(), Refusal> {
+    if !(1..=16).contains(&spec.mr) {
+        return Err(cx.na(format!("register tile rows {} (1..=16)", spec.mr)));
+    }
+    if !(2..=64).contains(&spec.nr) || !spec.nr.is_power_of_two() {
+        return Err(cx.na(format!(
+            "register tile columns {} (a power of two in 2..=64)",
+            spec.nr
+        )));
+    }
+    if spec.kc == 0 || spec.mc < spec.mr || spec.nc < spec.nr {
+        return Err(cx.na(format!(
+            "cache blocks {}x{}x{} smaller than the {}x{} register tile",
+            spec.mc, spec.kc, spec.nc, spec.mr, spec.nr
+        )));
+    }
+    if spec.parallel && inside_parallel {
+        return Err(cx.na("the band is inside a parallel loop"));
+    }
+    let l = loop_at(nest, at).expect("loop");
+    let s = shape(l).map_err(|why| cx.na(why))?;
+    check_pragma_free(&s.loops, cx.k)?;
+    let Some(Expr::Access { array: w, .. }) = Some(s.target) else {
+        unreachable!("shape checked the target");
+    };
+    let t = cx
+        .arrays
+        .iter()
+        .find(|a| a.name == *w)
+        .map(|a| a.dtype)
+        .filter(|d| matches!(d, DType::F32 | DType::F64))
+        .ok_or_else(|| cx.na(format!("'{w}' is not an array of float or double")))?;
+    for f in [s.p, s.q] {
+        computes_in(f, t, cx).map_err(|why| {
+            cx.na(format!(
+                "the product does not compute in {}: {why}",
+                t.c_name()
+            ))
+        })?;
+    }
+    // Statements before the band: no declaration the band could see, nothing the
+    // bounds read, and no dependence carried by the first two loops from a later part
+    // (the band last) back to an earlier one.
+    let before: Vec<&Node> = s.prefix.iter().flat_map(|p| p.iter()).collect();
+    if let Some(Node::Decl(d)) = before.iter().find(|n| matches!(n, Node::Decl(_))) {
+        return Err(cx.na(format!(
+            "'{}' is declared before the band, inside it",
+            d.name
+        )));
+    }
+    let written: BTreeSet<String> = s
+        .prefix
+        .iter()
+        .flat_map(|p| crate::deps::written_names(p))
+        .collect();
+    if let Some(x) = s.loops.iter().find(|x| {
+        written
+            .iter()
+            .any(|w| x.init.mentions(w) || x.bound.mentions(w))
+    }) {
+        return Err(cx.na(format!(
+            "the bounds of '{}' read what the statements before the band write",
+            x.var
+        )));
+    }
+    if !before.is_empty() {
+        let part = |nodes: &[Node]| -> (BTreeSet<usize>, BTreeSet<usize>) {
+            (
+                nodes.iter().flat_map(stmt_ids).collect(),
+                nodes.iter().flat_map(loops_of).collect(),
+            )
+        };
+        let parts = [part(s.prefix[0]), part(s.prefix[1])];
+        let band = s.loops[2].id;
+        let stage = |a: &AccessRef| -> Option<usize> {
+            if a.loops.contains(&band) {
+                return Some(2);
+            }
+            (0..2).find(|&k| {
+                parts[k].0.contains(&a.stmt) || a.loops.iter().any(|x| parts[k].1.contains(x))
+            })
+        };
+        for d in &cx.an.deps {
+            if !carried_by(d, s.loops[0].id) && !carried_by(d, s.loops[1].id) {
+                continue;
+            }
+            let (a, b) = (&cx.an.accesses[d.source], &cx.an.accesses[d.sink]);
+            match (stage(a), stage(b)) {
+                (Some(x), Some(y)) if x > y => {
+                    return Err(cx.illegal(format!(
+                        "dependence on '{}' with directions {:?} runs from the band back to \
+                         the statements before it",
+                        d.array, d.directions
+                    )))
+                }
+                (Some(_), Some(_)) => {}
+                _ => {
+                    return Err(cx.illegal(format!(
+                        "dependence on '{}' through a condition or loop bound",
+                        d.array
+                    )))
+                }
+            }
+        }
+    }
+    let l = loop_at_mut(nest, at).expect("loop");
+    l.directives.push(Directive::RegisterTile(RegisterTileSpec {
+        dtype: t,
+        ..spec
+    }));
+    Ok(())
+}
+
+/// C text at an indentation that follows the blocks it opens.
+struct Text {
+    out: String,
+    depth: usize,
+}
+
+impl Text {
+    fn line(&mut self, s: &str) {
+        for _ in 0..self.depth {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(s);
+        self.out.push('\n');
+    }
+
+    /// A directive, in column 0.
+    fn pragma(&mut self, s: &str) {
+        self.out.push_str(s);
+        self.out.push('\n');
+    }
+
+    fn open(&mut self, s: &str) {
+        if s.is_empty() {
+            self.line("{");
+        } else {
+            self.line(&format!("{s} {{"));
+        }
+        self.depth += 1;
+    }
+
+    fn close(&mut self) {
+        self.depth -= 1;
+        self.line("}");
+    }
+}
+
+/// The band `l` (which carries `spec`) as C: the statements before the band, then the
+/// blocked, packed kernel, then the final values of loop variables declared outside.
+pub(crate) fn print(
+    l: &Loop,
+    spec: &RegisterTileSpec,
+    opts: &PrintOptions,
+    depth: usize,
+    out: &mut String,
+) {
+    let s = shape(l).expect("a register tile's band keeps its shape");
+    let t = spec.dtype.c_name();
+    let (mr, nr, mc, kc, nc) = (spec.mr, spec.nr, spec.mc, spec.kc, spec.nc);
+    let hi = |x: &Loop| match x.cmp {
+        LoopCmp::Le => format!("({}) + 1", print::expr(&x.bound)),
+        _ => print::expr(&x.bound),
+    };
+    let lo = |x: &Loop| print::expr(&x.init);
+    let [lu, lv, lr] = [s.loops[s.u], s.loops[s.v], s.loops[s.r]];
+    let (uv, vv, rv) = (&lu.var, &lv.var, &lr.var);
+    let mut c = Text {
+        out: String::new(),
+        depth,
+    };
+    c.line(&format!(
+        "/* register tile {mr}x{nr} of '{}', blocks {mc}x{kc}x{nc} */",
+        print::expr(s.target)
+    ));
+    c.open("");
+    // The statements before the band, distributed: each part under its loops.
+    for (k, part) in s.prefix.iter().enumerate() {
+        if part.is_empty() {
+            continue;
+        }
+        let mut inner = s.loops[k].clone();
+        inner.directives.clear();
+        inner.body = part.to_vec();
+        if k == 1 {
+            let mut outer = s.loops[0].clone();
+            outer.directives.clear();
+            outer.body = vec![Node::Loop(inner)];
+            inner = outer;
+        }
+        print::node(&Node::Loop(inner), opts, c.depth, &mut c.out);
+    }
+    c.open("");
+    // The widest vectors the compiler targets, up to a row of the tile: a row is
+    // `nv` of them (wider GNU vectors than the target's are split, and spilled).
+    let row_bytes = nr as usize * spec.dtype.size();
+    let widths: Vec<(usize, &str)> = [(64, "__AVX512F__"), (32, "__AVX__")]
+        .into_iter()
+        .filter(|(w, _)| *w <= row_bytes)
+        .collect();
+    for (k, (w, macro_name)) in widths.iter().enumerate() {
+        let kw = if k == 0 { "#if" } else { "#elif" };
+        c.pragma(&format!("{kw} defined({macro_name})"));
+        c.line(&format!(
+            "typedef {t} tune_rt_vec __attribute__((vector_size({w})));"
+        ));
+    }
+    if !widths.is_empty() {
+        c.pragma("#else");
+    }
+    c.line(&format!(
+        "typedef {t} tune_rt_vec __attribute__((vector_size({})));",
+        row_bytes.min(16)
+    ));
+    if !widths.is_empty() {
+        c.pragma("#endif");
+    }
+    // The same, at the alignment of an element (loads from the packed slivers).
+    c.line(&format!(
+        "typedef {t} tune_rt_vecu __attribute__((vector_size(sizeof(tune_rt_vec)), aligned(sizeof({t}))));"
+    ));
+    c.line(&format!(
+        "long tune_rt_ulo = {}, tune_rt_uhi = {}, tune_rt_vlo = {}, tune_rt_vhi = {}, \
+         tune_rt_rlo = {}, tune_rt_rhi = {};",
+        lo(lu),
+        hi(lu),
+        lo(lv),
+        hi(lv),
+        lo(lr),
+        hi(lr)
+    ));
+    c.open(
+        "if (tune_rt_uhi > tune_rt_ulo && tune_rt_vhi > tune_rt_vlo && tune_rt_rhi > tune_rt_rlo)",
+    );
+    c.line(&format!(
+        "{t} *tune_rt_bp = ({t} *)__builtin_malloc(sizeof({t}) * {kc} * {});",
+        nc.div_ceil(nr) * nr
+    ));
+    if spec.parallel {
+        c.pragma("#pragma omp parallel");
+    }
+    c.open("");
+    c.line(&format!(
+        "{} {uv}; {} {vv}; {} {rv};",
+        lu.var_dtype.c_name(),
+        lv.var_dtype.c_name(),
+        lr.var_dtype.c_name()
+    ));
+    c.line(
+        "long tune_rt_jc, tune_rt_pc, tune_rt_ic, tune_rt_jb, tune_rt_ib, tune_rt_kk, tune_rt_e, \
+         tune_rt_nv, tune_rt_nk, tune_rt_nu, tune_rt_mv;",
+    );
+    c.line(&format!("{t} tune_rt_t[{nr}];"));
+    c.line(&format!(
+        "{t} *tune_rt_ap = ({t} *)__builtin_malloc(sizeof({t}) * {kc} * {});",
+        mc.div_ceil(mr) * mr
+    ));
+    // Row blocks of at most mc rows, as many as a multiple of the team's threads, of
+    // equal size rounded up to whole register tiles.
+    if spec.parallel {
+        c.line("extern int omp_get_num_threads(void);");
+        c.line("long tune_rt_team = omp_get_num_threads();");
+    } else {
+        c.line("long tune_rt_team = 1;");
+    }
+    c.line(&format!(
+        "long tune_rt_nb = ((tune_rt_uhi - tune_rt_ulo + {mc} - 1) / {mc} + tune_rt_team - 1) / tune_rt_team * tune_rt_team;"
+    ));
+    c.line(&format!(
+        "long tune_rt_mc = ((tune_rt_uhi - tune_rt_ulo + tune_rt_nb - 1) / tune_rt_nb + {mr} - 1) / {mr} * {mr};"
+    ));
+    c.open(&format!(
+        "for (tune_rt_jc = tune_rt_vlo; tune_rt_jc < tune_rt_vhi; tune_rt_jc += {nc})"
+    ));
+    c.line(&format!(
+        "tune_rt_nv = tune_rt_vhi - tune_rt_jc < {nc} ? tune_rt_vhi - tune_rt_jc : {nc};"
+    ));
+    c.open(&format!(
+        "for (tune_rt_pc = tune_rt_rlo; tune_rt_pc < tune_rt_rhi; tune_rt_pc += {kc})"
+    ));
+    c.line(&format!(
+        "tune_rt_nk = tune_rt_rhi - tune_rt_pc < {kc} ? tune_rt_rhi - tune_rt_pc : {kc};"
+    ));
+    // Q packed: the sliver of columns jb.. at offset jb * nk, nr values per step.
+    if spec.parallel {
+        c.pragma("#pragma omp for schedule(static)");
+    }
+    c.open(&format!(
+        "for (tune_rt_jb = 0; tune_rt_jb < tune_rt_nv; tune_rt_jb += {nr})"
+    ));
+    c.open("for (tune_rt_kk = 0; tune_rt_kk < tune_rt_nk; tune_rt_kk++)");
+    c.open(&format!(
+        "for (tune_rt_e = 0; tune_rt_e < {nr}; tune_rt_e++)"
+    ));
+    c.line(&format!(
+        "{t} *tune_rt_dst = &tune_rt_bp[tune_rt_jb * tune_rt_nk + tune_rt_kk * {nr} + tune_rt_e];"
+    ));
+    c.line(&format!(
+        "if (tune_rt_jb + tune_rt_e < tune_rt_nv) {{ {rv} = tune_rt_pc + tune_rt_kk; \
+         {vv} = tune_rt_jc + tune_rt_jb + tune_rt_e; *tune_rt_dst = {}; }} else *tune_rt_dst = 0;",
+        print::expr(s.q)
+    ));
+    c.close();
+    c.close();
+    c.close();
+    // Row blocks: P packed in slivers of mr rows, then the tiles.
+    if spec.parallel {
+        c.pragma("#pragma omp for schedule(static)");
+    }
+    c.open("for (tune_rt_ic = tune_rt_ulo; tune_rt_ic < tune_rt_uhi; tune_rt_ic += tune_rt_mc)");
+    c.line(
+        "tune_rt_nu = tune_rt_uhi - tune_rt_ic < tune_rt_mc ? tune_rt_uhi - tune_rt_ic : tune_rt_mc;",
+    );
+    c.open(&format!(
+        "for (tune_rt_ib = 0; tune_rt_ib < tune_rt_nu; tune_rt_ib += {mr})"
+    ));
+    c.open("for (tune_rt_kk = 0; tune_rt_kk < tune_rt_nk; tune_rt_kk++)");
+    c.open(&format!(
+        "for (tune_rt_e = 0; tune_rt_e < {mr}; tune_rt_e++)"
+    ));
+    c.line(&format!(
+        "{t} *tune_rt_dst = &tune_rt_ap[tune_rt_ib * tune_rt_nk + tune_rt_kk * {mr} + tune_rt_e];"
+    ));
+    c.line(&format!(
+        "if (tune_rt_ib + tune_rt_e < tune_rt_nu) {{ {uv} = tune_rt_ic + tune_rt_ib + tune_rt_e; \
+         {rv} = tune_rt_pc + tune_rt_kk; *tune_rt_dst = {}; }} else *tune_rt_dst = 0;",
+        print::expr(s.p)
+    ));
+    c.close();
+    c.close();
+    c.close();
+    c.open(&format!(
+        "for (tune_rt_jb = 0; tune_rt_jb < tune_rt_nv; tune_rt_jb += {nr})"
+    ));
+    c.line(&format!(
+        "tune_rt_mv = tune_rt_nv - tune_rt_jb < {nr} ? tune_rt_nv - tune_rt_jb : {nr};"
+    ));
+    c.open(&format!(
+        "for (tune_rt_ib = 0; tune_rt_ib < tune_rt_nu; tune_rt_ib += {mr})"
+    ));
+    c.line(&format!(
+        "const {t} *tune_rt_pa = tune_rt_ap + tune_rt_ib * tune_rt_nk;"
+    ));
+    c.line(&format!(
+        "const {t} *tune_rt_pb = tune_rt_bp + tune_rt_jb * tune_rt_nk;"
+    ));
+    let accs: Vec<String> = (0..mr).map(|a| format!("tune_rt_c{a}")).collect();
+    let nv = format!("{nr} * sizeof({t}) / sizeof(tune_rt_vec)");
+    c.line(&format!(
+        "tune_rt_vec {};",
+        accs.iter()
+            .map(|a| format!("{a}[{nv}]"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    let w = print::expr(s.target);
+    // Rows and columns past the edges start at zero and are never stored.
+    for (a, acc) in accs.iter().enumerate() {
+        c.line(&format!("{uv} = tune_rt_ic + tune_rt_ib + {a};"));
+        c.line(&format!(
+            "for (tune_rt_e = 0; tune_rt_e < {nr}; tune_rt_e++) {{ {vv} = tune_rt_jc + tune_rt_jb + \
+             tune_rt_e; tune_rt_t[tune_rt_e] = tune_rt_ib + {a} < tune_rt_nu && tune_rt_e < \
+             tune_rt_mv ? {w} : 0; }}"
+        ));
+        c.line(&format!(
+            "__builtin_memcpy({acc}, tune_rt_t, sizeof {acc});"
+        ));
+    }
+    c.open("for (tune_rt_kk = 0; tune_rt_kk < tune_rt_nk; tune_rt_kk++)");
+    // The column sliver's vectors first, then one broadcast row at a time: the
+    // registers hold the accumulators, the sliver and one broadcast.
+    c.line(&format!("tune_rt_vec tune_rt_b[{nv}];"));
+    c.line("int tune_rt_x;");
+    c.line(&format!(
+        "for (tune_rt_x = 0; tune_rt_x < (int)({nv}); tune_rt_x++) tune_rt_b[tune_rt_x] = \
+         *(const tune_rt_vecu *)(tune_rt_pb + tune_rt_kk * {nr} + tune_rt_x * (sizeof(tune_rt_vec) / sizeof({t})));"
+    ));
+    let sign = if s.sub { '-' } else { '+' };
+    for (a, acc) in accs.iter().enumerate() {
+        c.line(&format!(
+            "{{ {t} tune_rt_p = tune_rt_pa[tune_rt_kk * {mr} + {a}]; for (tune_rt_x = 0; tune_rt_x < (int)({nv}); \
+             tune_rt_x++) {acc}[tune_rt_x] = {acc}[tune_rt_x] {sign} tune_rt_p * tune_rt_b[tune_rt_x]; }}"
+        ));
+    }
+    c.close();
+    for (a, acc) in accs.iter().enumerate() {
+        c.open(&format!("if (tune_rt_ib + {a} < tune_rt_nu)"));
+        c.line(&format!(
+            "__builtin_memcpy(tune_rt_t, {acc}, sizeof {acc});"
+        ));
+        c.line(&format!("{uv} = tune_rt_ic + tune_rt_ib + {a};"));
+        c.line(&format!(
+            "for (tune_rt_e = 0; tune_rt_e < tune_rt_mv; tune_rt_e++) {{ {vv} = tune_rt_jc + \
+             tune_rt_jb + tune_rt_e; {w} = tune_rt_t[tune_rt_e]; }}"
+        ));
+        c.close();
+    }
+    c.close(); // ib
+    c.close(); // jb
+    c.close(); // ic
+    c.close(); // pc
+    c.close(); // jc
+    c.line("__builtin_free(tune_rt_ap);");
+    c.close(); // the team
+    c.line("__builtin_free(tune_rt_bp);");
+    c.close(); // if
+               // Loop variables declared outside end as the loops would leave them.
+    let ran = |x: &Loop| format!("({}) < ({})", lo(x), hi(x));
+    let mut guard: Vec<String> = Vec::new();
+    for x in s.loops {
+        if !(x.declares_var || opts.declare_loop_vars) {
+            let set = format!("{} = {} ? {} : {};", x.var, ran(x), hi(x), lo(x));
+            if guard.is_empty() {
+                c.line(&set);
+            } else {
+                c.line(&format!("if ({}) {set}", guard.join(" && ")));
+            }
+        }
+        guard.push(ran(x));
+    }
+    c.close();
+    c.close();
+    out.push_str(&c.out);
+}
+
+/// Preorder positions in the nest `root` of the bands a register tile may apply to,
+/// with their element type (that of the written array; only `float` and `double`).
+pub fn sites(root: &Loop, arrays: &[Array]) -> Vec<(usize, DType)> {
+    (0..)
+        .map_while(|at| loop_at(root, at).map(|l| (at, l)))
+        .filter_map(|(at, l)| {
+            let s = shape(l).ok()?;
+            let Expr::Access { array, .. } = s.target else {
+                return None;
+            };
+            let t = arrays.iter().find(|a| a.name == *array)?.dtype;
+            matches!(t, DType::F32 | DType::F64).then_some((at, t))
+        })
+        .collect()
+}
