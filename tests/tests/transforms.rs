@@ -511,6 +511,29 @@ fn vector_register_tiles_with_packed_panels_verify() {
     };
     let e = apply(&c.program, c.nest.region, c.nest.root, &r).unwrap_err();
     assert!(e.to_string().contains("register tile of loop 'i'"), "{e}");
+    // 2mm's `s = 0; for k: s += alpha * A * B; tmp = s` (a scalar accumulator, kept in a
+    // buffer over (i, j) meanwhile, its store run after the kernel) and `D *= beta;
+    // for k: D += tmp * C` (the scaling first); 3mm's three products, one of each form.
+    for program in ["2mm", "3mm"] {
+        for c in setup(program, dir.path()) {
+            let r = Recipe {
+                steps: vec![tile(0, true)],
+            };
+            let t = apply(&c.program, c.nest.region, c.nest.root, &r).unwrap();
+            let source = c.variant("regtile", &t).source;
+            assert!(source.contains("register tile 3x4 of"), "{source}");
+            assert_eq!(
+                source.contains("tune_rt_w["),
+                source.contains("register tile 3x4 of 's'"),
+                "{source}"
+            );
+            assert_eq!(
+                run(&c, &r, dir.path()).unwrap(),
+                Verdict::Verified,
+                "{program} {r:?}"
+            );
+        }
+    }
     // A product that reads what it writes is refused (lu's row update reads A).
     let lu = setup("lu", dir.path());
     for c in &lu {

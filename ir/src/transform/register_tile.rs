@@ -42,7 +42,13 @@ pub(crate) struct Shape<'a> {
     /// Nodes before the band's second loop in the first loop's body, and before the
     /// third loop in the second's: they run first, for every iteration of their loops.
     pub prefix: [&'a [Node]; 2],
+    /// Nodes after the third loop in the second's body: they run last, for every
+    /// iteration of the first two loops.
+    pub suffix: &'a [Node],
+    /// The accumulated element, or a scalar declared (initialized) in `prefix[1]`.
     pub target: &'a Expr,
+    /// The scalar's declaration, where the target is one.
+    pub scalar: Option<&'a Decl>,
     /// The row factor (no `v`) and the column factor (no `u`).
     pub p: &'a Expr,
     pub q: &'a Expr,
@@ -59,13 +65,16 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
         ));
     };
     let prefix0 = &l.body[..l.body.len() - 1];
-    let Some(Node::Loop(third)) = second.body.last() else {
+    let Some(at) = second.body.iter().position(|n| matches!(n, Node::Loop(_))) else {
         return Err(format!(
-            "the body of loop '{}' does not end with a loop (a band of three)",
+            "the body of loop '{}' holds no loop (a band of three)",
             second.var
         ));
     };
-    let prefix1 = &second.body[..second.body.len() - 1];
+    let Node::Loop(third) = &second.body[at] else {
+        unreachable!("a loop")
+    };
+    let (prefix1, suffix) = (&second.body[..at], &second.body[at + 1..]);
     let [Node::Assign(stmt)] = third.body.as_slice() else {
         return Err(format!(
             "the body of loop '{}' is not one statement",
@@ -90,13 +99,39 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
             ));
         }
     }
-    let Expr::Access {
-        array: w,
-        indices: w_idx,
-    } = &stmt.target
-    else {
-        return Err("the statement does not write an array element".into());
+    // The accumulator: an array element, or a scalar declared with its initial value
+    // right in the second loop's body (the third loop then being the reduction).
+    let (w, w_idx, scalar): (&String, &[Expr], Option<&Decl>) = match &stmt.target {
+        Expr::Access { array, indices } => (array, indices, None),
+        Expr::Var(x) => {
+            let decl = prefix1.iter().find_map(|n| match n {
+                Node::Decl(d) if d.name == *x && d.dims.is_empty() && d.init.is_some() => Some(d),
+                _ => None,
+            });
+            match decl {
+                Some(d) => (x, &[][..], Some(d)),
+                None => {
+                    return Err(format!(
+                        "'{x}' is not a scalar declared with its first value in loop '{}'",
+                        second.var
+                    ))
+                }
+            }
+        }
+        _ => return Err("the statement does not accumulate into an element".into()),
     };
+    if let Some(d) = scalar {
+        let init = d.init.as_ref().expect("initialized");
+        if prefix1
+            .iter()
+            .any(|n| !matches!(n, Node::Decl(x) if x.name == d.name) && node_mentions(n, w))
+            || init.mentions(w)
+        {
+            return Err(format!(
+                "'{w}' is used before the reduction loop besides its declaration"
+            ));
+        }
+    }
     // The product and whether it is subtracted.
     let (product, sub) = match (&stmt.op, &stmt.value) {
         (AssignOp::Add, e) => (e, false),
@@ -169,6 +204,10 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
             _ => return Err(format!("a subscript of '{w}' mixes the band's variables")),
         }
     }
+    if scalar.is_some() {
+        // A scalar per iteration of the first two loops.
+        dim_of = [Some(0), Some(1), None];
+    }
     let in_w: Vec<usize> = (0..3).filter(|&k| dim_of[k].is_some()).collect();
     let [x, y] = in_w.as_slice() else {
         return Err(format!(
@@ -211,11 +250,24 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
         v,
         r,
         prefix: [prefix0, prefix1],
+        suffix,
+        scalar,
         target: &stmt.target,
         p,
         q,
         sub,
     })
+}
+
+/// The type of the accumulator (the written array's, or the scalar's), where it is
+/// `float` or `double`.
+fn element_type(s: &Shape, arrays: &[Array]) -> Option<DType> {
+    let t = match (s.scalar, s.target) {
+        (Some(d), _) => d.dtype,
+        (None, Expr::Access { array, .. }) => arrays.iter().find(|a| a.name == *array)?.dtype,
+        _ => return None,
+    };
+    matches!(t, DType::F32 | DType::F64).then_some(t)
 }
 
 /// Whether `e`, a value of the product, computes in `t` throughout (so that packing its
@@ -287,16 +339,8 @@ pub(super) fn register_tile(
     let l = loop_at(nest, at).expect("loop");
     let s = shape(l).map_err(|why| cx.na(why))?;
     check_pragma_free(&s.loops, cx.k)?;
-    let Some(Expr::Access { array: w, .. }) = Some(s.target) else {
-        unreachable!("shape checked the target");
-    };
-    let t = cx
-        .arrays
-        .iter()
-        .find(|a| a.name == *w)
-        .map(|a| a.dtype)
-        .filter(|d| matches!(d, DType::F32 | DType::F64))
-        .ok_or_else(|| cx.na(format!("'{w}' is not an array of float or double")))?;
+    let t = element_type(&s, cx.arrays)
+        .ok_or_else(|| cx.na("the accumulator is not a float or double"))?;
     for f in [s.p, s.q] {
         computes_in(f, t, cx).map_err(|why| {
             cx.na(format!(
@@ -309,15 +353,30 @@ pub(super) fn register_tile(
     // bounds read, and no dependence carried by the first two loops from a later part
     // (the band last) back to an earlier one.
     let before: Vec<&Node> = s.prefix.iter().flat_map(|p| p.iter()).collect();
-    if let Some(Node::Decl(d)) = before.iter().find(|n| matches!(n, Node::Decl(_))) {
+    let accumulator = s.scalar.map(|d| d.name.as_str());
+    if let Some(Node::Decl(d)) = before
+        .iter()
+        .find(|n| matches!(n, Node::Decl(d) if Some(d.name.as_str()) != accumulator))
+    {
         return Err(cx.na(format!(
             "'{}' is declared before the band, inside it",
             d.name
         )));
     }
+    if let Some(d) = s.scalar {
+        if d.dtype != t {
+            return Err(cx.na(format!(
+                "the accumulator '{}' is a {}, the product a {}",
+                d.name,
+                d.dtype.c_name(),
+                t.c_name()
+            )));
+        }
+    }
     let written: BTreeSet<String> = s
         .prefix
         .iter()
+        .chain([&s.suffix])
         .flat_map(|p| crate::deps::written_names(p))
         .collect();
     if let Some(x) = s.loops.iter().find(|x| {
@@ -330,33 +389,39 @@ pub(super) fn register_tile(
             x.var
         )));
     }
-    if !before.is_empty() {
+    if !before.is_empty() || !s.suffix.is_empty() {
         let part = |nodes: &[Node]| -> (BTreeSet<usize>, BTreeSet<usize>) {
             (
                 nodes.iter().flat_map(stmt_ids).collect(),
                 nodes.iter().flat_map(loops_of).collect(),
             )
         };
-        let parts = [part(s.prefix[0]), part(s.prefix[1])];
+        // Stages in the order they run after distribution.
+        let parts = [part(s.prefix[0]), part(s.prefix[1]), part(s.suffix)];
         let band = s.loops[2].id;
         let stage = |a: &AccessRef| -> Option<usize> {
             if a.loops.contains(&band) {
                 return Some(2);
             }
-            (0..2).find(|&k| {
-                parts[k].0.contains(&a.stmt) || a.loops.iter().any(|x| parts[k].1.contains(x))
+            [0, 1, 3].into_iter().zip(&parts).find_map(|(k, p)| {
+                (p.0.contains(&a.stmt) || a.loops.iter().any(|x| p.1.contains(x))).then_some(k)
             })
         };
         for d in &cx.an.deps {
-            if !carried_by(d, s.loops[0].id) && !carried_by(d, s.loops[1].id) {
+            // The scalar accumulator is a fresh variable in every iteration of the
+            // second loop: nothing it holds is carried.
+            if (!carried_by(d, s.loops[0].id) && !carried_by(d, s.loops[1].id))
+                || Some(d.array.as_str()) == accumulator
+            {
                 continue;
             }
             let (a, b) = (&cx.an.accesses[d.source], &cx.an.accesses[d.sink]);
             match (stage(a), stage(b)) {
                 (Some(x), Some(y)) if x > y => {
                     return Err(cx.illegal(format!(
-                        "dependence on '{}' with directions {:?} runs from the band back to \
-                         the statements before it",
+                        "dependence on '{}' with directions {:?} runs from a later part of \
+                         the band (its statements before and after the reduction loop) back \
+                         to an earlier one",
                         d.array, d.directions
                     )))
                 }
@@ -442,23 +507,6 @@ pub(crate) fn print(
         print::expr(s.target)
     ));
     c.open("");
-    // The statements before the band, distributed: each part under its loops.
-    for (k, part) in s.prefix.iter().enumerate() {
-        if part.is_empty() {
-            continue;
-        }
-        let mut inner = s.loops[k].clone();
-        inner.directives.clear();
-        inner.body = part.to_vec();
-        if k == 1 {
-            let mut outer = s.loops[0].clone();
-            outer.directives.clear();
-            outer.body = vec![Node::Loop(inner)];
-            inner = outer;
-        }
-        print::node(&Node::Loop(inner), opts, c.depth, &mut c.out);
-    }
-    c.open("");
     // The widest vectors the compiler targets, up to a row of the tile: a row is
     // `nv` of them (wider GNU vectors than the target's are split, and spilled).
     let row_bytes = nr as usize * spec.dtype.size();
@@ -497,6 +545,69 @@ pub(crate) fn print(
         lo(lr),
         hi(lr)
     ));
+    // A scalar accumulator lives in a buffer over the first two loops meanwhile.
+    let buffer = s.scalar.map(|_| {
+        let v = |x: &str| Box::new(Expr::Var(x.to_string()));
+        let sub = |a: Box<Expr>, b: Box<Expr>| {
+            Box::new(Expr::Binary {
+                op: BinOp::Sub,
+                lhs: a,
+                rhs: b,
+            })
+        };
+        let row = Box::new(Expr::Binary {
+            op: BinOp::Mul,
+            lhs: sub(v(uv), v("tune_rt_ulo")),
+            rhs: sub(v("tune_rt_vhi"), v("tune_rt_vlo")),
+        });
+        Expr::Access {
+            array: "tune_rt_w".into(),
+            indices: vec![Expr::Binary {
+                op: BinOp::Add,
+                lhs: row,
+                rhs: sub(v(vv), v("tune_rt_vlo")),
+            }],
+        }
+    });
+    if buffer.is_some() {
+        c.line(&format!(
+            "{t} *tune_rt_w = ({t} *)__builtin_malloc(sizeof({t}) * (tune_rt_uhi > tune_rt_ulo && \
+             tune_rt_vhi > tune_rt_vlo ? (tune_rt_uhi - tune_rt_ulo) * (tune_rt_vhi - tune_rt_vlo) : 1));"
+        ));
+    }
+    // The statements before the band, distributed: each part under its loops (the
+    // accumulator's declaration becomes its element of the buffer).
+    let in_loops = |k: usize, body: Vec<Node>| {
+        let mut inner = s.loops[k].clone();
+        inner.directives.clear();
+        inner.body = body;
+        if k == 1 {
+            let mut outer = s.loops[0].clone();
+            outer.directives.clear();
+            outer.body = vec![Node::Loop(inner)];
+            inner = outer;
+        }
+        Node::Loop(inner)
+    };
+    for (k, part) in s.prefix.iter().enumerate() {
+        if part.is_empty() {
+            continue;
+        }
+        let body = part
+            .iter()
+            .map(|n| match (n, s.scalar, &buffer) {
+                (Node::Decl(d), Some(acc), Some(b)) if d.name == acc.name => Node::Assign(Assign {
+                    id: 0,
+                    target: b.clone(),
+                    op: AssignOp::Set,
+                    value: d.init.clone().expect("initialized"),
+                    pos: d.pos,
+                }),
+                _ => n.clone(),
+            })
+            .collect();
+        print::node(&in_loops(k, body), opts, c.depth, &mut c.out);
+    }
     c.open(
         "if (tune_rt_uhi > tune_rt_ulo && tune_rt_vhi > tune_rt_vlo && tune_rt_rhi > tune_rt_rlo)",
     );
@@ -621,7 +732,7 @@ pub(crate) fn print(
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    let w = print::expr(s.target);
+    let w = print::expr(buffer.as_ref().unwrap_or(s.target));
     // Rows and columns past the edges start at zero and are never stored.
     for (a, acc) in accs.iter().enumerate() {
         c.line(&format!("{uv} = tune_rt_ic + tune_rt_ib + {a};"));
@@ -672,7 +783,23 @@ pub(crate) fn print(
     c.close(); // the team
     c.line("__builtin_free(tune_rt_bp);");
     c.close(); // if
-               // Loop variables declared outside end as the loops would leave them.
+               // The statements after the reduction loop, distributed, the scalar accumulator
+               // declared again with its final value.
+    if !s.suffix.is_empty() {
+        let mut body: Vec<Node> = Vec::new();
+        if let (Some(acc), Some(b)) = (s.scalar, &buffer) {
+            body.push(Node::Decl(Decl {
+                init: Some(b.clone()),
+                ..acc.clone()
+            }));
+        }
+        body.extend(s.suffix.iter().cloned());
+        print::node(&in_loops(1, body), opts, c.depth, &mut c.out);
+    }
+    if buffer.is_some() {
+        c.line("__builtin_free(tune_rt_w);");
+    }
+    // Loop variables declared outside end as the loops would leave them.
     let ran = |x: &Loop| format!("({}) < ({})", lo(x), hi(x));
     let mut guard: Vec<String> = Vec::new();
     for x in s.loops {
@@ -687,7 +814,6 @@ pub(crate) fn print(
         guard.push(ran(x));
     }
     c.close();
-    c.close();
     out.push_str(&c.out);
 }
 
@@ -696,13 +822,6 @@ pub(crate) fn print(
 pub fn sites(root: &Loop, arrays: &[Array]) -> Vec<(usize, DType)> {
     (0..)
         .map_while(|at| loop_at(root, at).map(|l| (at, l)))
-        .filter_map(|(at, l)| {
-            let s = shape(l).ok()?;
-            let Expr::Access { array, .. } = s.target else {
-                return None;
-            };
-            let t = arrays.iter().find(|a| a.name == *array)?.dtype;
-            matches!(t, DType::F32 | DType::F64).then_some((at, t))
-        })
+        .filter_map(|(at, l)| Some((at, element_type(&shape(l).ok()?, arrays)?)))
         .collect()
 }
