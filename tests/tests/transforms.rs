@@ -496,10 +496,10 @@ fn vector_register_tiles_with_packed_panels_verify() {
             source.contains("register tile 3x4 of 'C[i][j]', blocks 6x8x8")
                 && source.contains("vector_size(32)")
                 && source.contains(
-                    "tune_rt_c2[tune_rt_x] = tune_rt_c2[tune_rt_x] + tune_rt_p * tune_rt_b[tune_rt_x];"
+                    "tune_rt_c2[tune_rt_x] = tune_rt_c2[tune_rt_x] + tune_rt_p0 * tune_rt_b0[tune_rt_x];"
                 )
-                && source.contains("*tune_rt_dst = alpha * A[i][k];")
-                && source.contains("*tune_rt_dst = B[k][j];")
+                && source.contains("tune_rt_dst[0] = alpha * A[i][k];")
+                && source.contains("tune_rt_dst[0] = B[k][j];")
                 && source.contains("#pragma omp parallel\n") == parallel,
             "{source}"
         );
@@ -514,17 +514,42 @@ fn vector_register_tiles_with_packed_panels_verify() {
     // 2mm's `s = 0; for k: s += alpha * A * B; tmp = s` (a scalar accumulator, kept in a
     // buffer over (i, j) meanwhile, its store run after the kernel) and `D *= beta;
     // for k: D += tmp * C` (the scaling first); 3mm's three products, one of each form.
-    for program in ["2mm", "3mm"] {
+    // syrk's `j <= i` and covariance's `j >= i` (its statements after the k loop
+    // divide and mirror): triangles, run over their bounding box, stored inside;
+    // syr2k's triangle sums two products per step.
+    let triangles = ["syrk", "covariance", "syr2k"];
+    for (program, tiled) in [
+        ("2mm", 2),
+        ("3mm", 3),
+        ("syrk", 1),
+        ("covariance", 1),
+        ("syr2k", 1),
+    ] {
+        let mut n = 0;
         for c in setup(program, dir.path()) {
             let r = Recipe {
                 steps: vec![tile(0, true)],
             };
-            let t = apply(&c.program, c.nest.region, c.nest.root, &r).unwrap();
+            let Ok(t) = apply(&c.program, c.nest.region, c.nest.root, &r) else {
+                continue;
+            };
+            n += 1;
             let source = c.variant("regtile", &t).source;
-            assert!(source.contains("register tile 3x4 of"), "{source}");
             assert_eq!(
                 source.contains("tune_rt_w["),
                 source.contains("register tile 3x4 of 's'"),
+                "{source}"
+            );
+            assert_eq!(
+                source.contains("if (tune_rt_any)"),
+                triangles.contains(&program),
+                "{source}"
+            );
+            assert_eq!(
+                source.contains(
+                    "(tune_rt_p0 * tune_rt_b0[tune_rt_x] + tune_rt_p1 * tune_rt_b1[tune_rt_x])"
+                ),
+                program == "syr2k",
                 "{source}"
             );
             assert_eq!(
@@ -533,6 +558,7 @@ fn vector_register_tiles_with_packed_panels_verify() {
                 "{program} {r:?}"
             );
         }
+        assert_eq!(n, tiled, "{program}");
     }
     // A product that reads what it writes is refused (lu's row update reads A).
     let lu = setup("lu", dir.path());

@@ -486,6 +486,12 @@ impl Pipeline {
                 nest.root,
             ))
         })?;
+        let mut visited = visited;
+        if let Some(root) = nest_root(program, nest) {
+            for v in &mut visited {
+                v.recipe = dense::fit_to_machine(&v.recipe, program, root, ctx.machine);
+            }
+        }
         let mut candidates: Vec<Candidate> = visited
             .iter()
             .map(|v| passed_over(ctx.db, &visited, v))

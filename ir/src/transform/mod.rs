@@ -84,7 +84,7 @@ use triangle::*;
 use unroll_jam::*;
 
 pub use crate::program::Schedule;
-pub use register_tile::sites as register_tile_sites;
+pub use register_tile::{sites as register_tile_sites, Site as RegisterTileSite};
 
 /// One transformation of a nest (stable JSON form, tagged by `step`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -49,9 +49,9 @@ pub(crate) struct Shape<'a> {
     pub target: &'a Expr,
     /// The scalar's declaration, where the target is one.
     pub scalar: Option<&'a Decl>,
-    /// The row factor (no `v`) and the column factor (no `u`).
-    pub p: &'a Expr,
-    pub q: &'a Expr,
+    /// The products summed, left to right: each a row factor (no `v`) and a column
+    /// factor (no `u`).
+    pub terms: Vec<(&'a Expr, &'a Expr)>,
     /// `W -= P * Q`.
     pub sub: bool,
 }
@@ -89,14 +89,15 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
                 x.var
             ));
         }
-        if let Some(y) = loops
-            .iter()
-            .find(|y| x.init.mentions(&y.var) || x.bound.mentions(&y.var))
-        {
-            return Err(format!(
-                "the bounds of '{}' depend on '{}' (the band is not rectangular)",
-                x.var, y.var
-            ));
+    }
+    // Bounds that depend on another loop of the band: only one bound of the column
+    // loop, on the row loop (a triangle), checked once the roles are known.
+    let mut leaning: Vec<(usize, usize)> = Vec::new();
+    for (a, x) in loops.iter().enumerate() {
+        for (b, y) in loops.iter().enumerate() {
+            if x.init.mentions(&y.var) || x.bound.mentions(&y.var) {
+                leaning.push((a, b));
+            }
         }
     }
     // The accumulator: an array element, or a scalar declared with its initial value
@@ -166,16 +167,39 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
             ))
         }
     };
-    let Expr::Binary {
-        op: BinOp::Mul,
-        lhs: f1,
-        rhs: f2,
-    } = product
-    else {
-        return Err("the accumulated value is not a product".into());
-    };
-    if f1.mentions(w)
-        || f2.mentions(w)
+    // A sum of products, as C groups it: ((a * b + c * d) + e * f).
+    let mut products: Vec<(&Expr, &Expr)> = Vec::new();
+    let mut rest = product;
+    loop {
+        match rest {
+            Expr::Binary {
+                op: BinOp::Mul,
+                lhs,
+                rhs,
+            } => {
+                products.push((lhs, rhs));
+                break;
+            }
+            Expr::Binary {
+                op: BinOp::Add,
+                lhs,
+                rhs,
+            } if products.len() < 3 => match &**rhs {
+                Expr::Binary {
+                    op: BinOp::Mul,
+                    lhs: a,
+                    rhs: b,
+                } => {
+                    products.push((a, b));
+                    rest = lhs;
+                }
+                _ => return Err("the accumulated value is not a sum of products".into()),
+            },
+            _ => return Err("the accumulated value is not a sum of products".into()),
+        }
+    }
+    products.reverse();
+    if products.iter().any(|(a, b)| a.mentions(w) || b.mentions(w))
         || loops
             .iter()
             .any(|x| x.init.mentions(w) || x.bound.mentions(w))
@@ -216,14 +240,19 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
     };
     let r = 3 - x - y;
     // (u, v, p, q): the row factor does not move with v, the column factor not with u.
-    let roles = |u: usize, v: usize| -> Option<(&Expr, &Expr)> {
-        if !f1.mentions(vars[v]) && !f2.mentions(vars[u]) {
-            Some((f1, f2))
-        } else if !f2.mentions(vars[v]) && !f1.mentions(vars[u]) {
-            Some((f2, f1))
-        } else {
-            None
-        }
+    let roles = |u: usize, v: usize| -> Option<Vec<(&Expr, &Expr)>> {
+        products
+            .iter()
+            .map(|&(f1, f2)| {
+                if !f1.mentions(vars[v]) && !f2.mentions(vars[u]) {
+                    Some((f1, f2))
+                } else if !f2.mentions(vars[v]) && !f1.mentions(vars[u]) {
+                    Some((f2, f1))
+                } else {
+                    None
+                }
+            })
+            .collect()
     };
     // Columns preferably along W's last subscript.
     let (preferred, other) = if dim_of[*x] > dim_of[*y] {
@@ -231,7 +260,7 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
     } else {
         ((*x, *y), (*y, *x))
     };
-    let ((u, v), (p, q)) = match roles(preferred.0, preferred.1) {
+    let ((u, v), terms) = match roles(preferred.0, preferred.1) {
         Some(pq) => (preferred, pq),
         None => match roles(other.0, other.1) {
             Some(pq) => (other, pq),
@@ -244,6 +273,26 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
             }
         },
     };
+    if let Some(&(a, b)) = leaning.iter().find(|&&(a, b)| (a, b) != (v, u)) {
+        return Err(format!(
+            "the bounds of '{}' depend on '{}' (only a column bound may follow the rows)",
+            loops[a].var, loops[b].var
+        ));
+    }
+    if !leaning.is_empty() {
+        let (lv, uv) = (loops[v], &loops[u].var);
+        let affine = |e: &Expr| affine_of(e, &|_| true).is_some();
+        if u > v
+            || (lv.init.mentions(uv) && lv.bound.mentions(uv))
+            || !affine(&lv.init)
+            || !affine(&lv.bound)
+        {
+            return Err(format!(
+                "the bounds of '{}' are not one affine bound in '{uv}' and one without it",
+                lv.var
+            ));
+        }
+    }
     Ok(Shape {
         loops,
         u,
@@ -253,8 +302,7 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
         suffix,
         scalar,
         target: &stmt.target,
-        p,
-        q,
+        terms,
         sub,
     })
 }
@@ -341,7 +389,7 @@ pub(super) fn register_tile(
     check_pragma_free(&s.loops, cx.k)?;
     let t = element_type(&s, cx.arrays)
         .ok_or_else(|| cx.na("the accumulator is not a float or double"))?;
-    for f in [s.p, s.q] {
+    for f in s.terms.iter().flat_map(|(p, q)| [*p, *q]) {
         computes_in(f, t, cx).map_err(|why| {
             cx.na(format!(
                 "the product does not compute in {}: {why}",
@@ -490,6 +538,17 @@ pub(crate) fn print(
 ) {
     let s = shape(l).expect("a register tile's band keeps its shape");
     let t = spec.dtype.c_name();
+    // Term k's slivers follow term k - 1's: a block apart.
+    let terms = s.terms.len();
+    let bstride = format!("{} * {}", spec.kc, spec.nc.div_ceil(spec.nr) * spec.nr);
+    let astride = format!("{} * {}", spec.kc, spec.mc.div_ceil(spec.mr) * spec.mr);
+    let at = |k: usize, stride: &str| {
+        if k == 0 {
+            String::new()
+        } else {
+            format!("{k} * {stride} + ")
+        }
+    };
     let (mr, nr, mc, kc, nc) = (spec.mr, spec.nr, spec.mc, spec.kc, spec.nc);
     let hi = |x: &Loop| match x.cmp {
         LoopCmp::Le => format!("({}) + 1", print::expr(&x.bound)),
@@ -535,16 +594,42 @@ pub(crate) fn print(
     c.line(&format!(
         "typedef {t} tune_rt_vecu __attribute__((vector_size(sizeof(tune_rt_vec)), aligned(sizeof({t}))));"
     ));
+    // A column bound that follows the rows: the kernel runs over the columns' bounding
+    // box (the bound at the first and the last row; the other bound is fixed, so the
+    // box is the union of the rows' columns), and only elements inside are loaded and
+    // stored.
+    let triangle = lv.init.mentions(uv) || lv.bound.mentions(uv);
     c.line(&format!(
-        "long tune_rt_ulo = {}, tune_rt_uhi = {}, tune_rt_vlo = {}, tune_rt_vhi = {}, \
+        "long tune_rt_ulo = {}, tune_rt_uhi = {}, tune_rt_vlo, tune_rt_vhi, \
          tune_rt_rlo = {}, tune_rt_rhi = {};",
         lo(lu),
         hi(lu),
-        lo(lv),
-        hi(lv),
         lo(lr),
         hi(lr)
     ));
+    if triangle {
+        c.open("");
+        c.line(&format!(
+            "{} {uv}; long tune_rt_a0, tune_rt_a1, tune_rt_b0, tune_rt_b1;",
+            lu.var_dtype.c_name()
+        ));
+        c.line(&format!(
+            "{uv} = tune_rt_ulo; tune_rt_a0 = {}; tune_rt_b0 = {};",
+            lo(lv),
+            hi(lv)
+        ));
+        c.line(&format!(
+            "{uv} = tune_rt_uhi - 1; tune_rt_a1 = {}; tune_rt_b1 = {};",
+            lo(lv),
+            hi(lv)
+        ));
+        c.line("tune_rt_vlo = tune_rt_a0 < tune_rt_a1 ? tune_rt_a0 : tune_rt_a1;");
+        c.line("tune_rt_vhi = tune_rt_b0 > tune_rt_b1 ? tune_rt_b0 : tune_rt_b1;");
+        c.close();
+    } else {
+        c.line(&format!("tune_rt_vlo = {};", lo(lv)));
+        c.line(&format!("tune_rt_vhi = {};", hi(lv)));
+    }
     // A scalar accumulator lives in a buffer over the first two loops meanwhile.
     let buffer = s.scalar.map(|_| {
         let v = |x: &str| Box::new(Expr::Var(x.to_string()));
@@ -612,7 +697,7 @@ pub(crate) fn print(
         "if (tune_rt_uhi > tune_rt_ulo && tune_rt_vhi > tune_rt_vlo && tune_rt_rhi > tune_rt_rlo)",
     );
     c.line(&format!(
-        "{t} *tune_rt_bp = ({t} *)__builtin_malloc(sizeof({t}) * {kc} * {});",
+        "{t} *tune_rt_bp = ({t} *)__builtin_malloc(sizeof({t}) * {kc} * {} * {terms});",
         nc.div_ceil(nr) * nr
     ));
     if spec.parallel {
@@ -631,7 +716,7 @@ pub(crate) fn print(
     );
     c.line(&format!("{t} tune_rt_t[{nr}];"));
     c.line(&format!(
-        "{t} *tune_rt_ap = ({t} *)__builtin_malloc(sizeof({t}) * {kc} * {});",
+        "{t} *tune_rt_ap = ({t} *)__builtin_malloc(sizeof({t}) * {kc} * {} * {terms});",
         mc.div_ceil(mr) * mr
     ));
     // Row blocks of at most mc rows, as many as a multiple of the team's threads, of
@@ -674,10 +759,31 @@ pub(crate) fn print(
     c.line(&format!(
         "{t} *tune_rt_dst = &tune_rt_bp[tune_rt_jb * tune_rt_nk + tune_rt_kk * {nr} + tune_rt_e];"
     ));
+    // Each term's factor (the row factors with `rows`) packed at the term's offset.
+    let stores = |rows: bool, stride: &str| {
+        (0..terms)
+            .map(|k| {
+                let (p, q) = s.terms[k];
+                format!(
+                    "tune_rt_dst[{}0] = {};",
+                    at(k, stride),
+                    print::expr(if rows { p } else { q })
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let zeros = |stride: &str| {
+        (0..terms)
+            .map(|k| format!("tune_rt_dst[{}0] = 0;", at(k, stride)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     c.line(&format!(
         "if (tune_rt_jb + tune_rt_e < tune_rt_nv) {{ {rv} = tune_rt_pc + tune_rt_kk; \
-         {vv} = tune_rt_jc + tune_rt_jb + tune_rt_e; *tune_rt_dst = {}; }} else *tune_rt_dst = 0;",
-        print::expr(s.q)
+         {vv} = tune_rt_jc + tune_rt_jb + tune_rt_e; {} }} else {{ {} }}",
+        stores(false, &bstride),
+        zeros(&bstride)
     ));
     c.close();
     c.close();
@@ -702,8 +808,9 @@ pub(crate) fn print(
     ));
     c.line(&format!(
         "if (tune_rt_ib + tune_rt_e < tune_rt_nu) {{ {uv} = tune_rt_ic + tune_rt_ib + tune_rt_e; \
-         {rv} = tune_rt_pc + tune_rt_kk; *tune_rt_dst = {}; }} else *tune_rt_dst = 0;",
-        print::expr(s.p)
+         {rv} = tune_rt_pc + tune_rt_kk; {} }} else {{ {} }}",
+        stores(true, &astride),
+        zeros(&astride)
     ));
     c.close();
     c.close();
@@ -733,32 +840,73 @@ pub(crate) fn print(
             .join(", ")
     ));
     let w = print::expr(buffer.as_ref().unwrap_or(s.target));
-    // Rows and columns past the edges start at zero and are never stored.
+    // Elements of a triangle's tile outside it, like rows and columns past the edges,
+    // start at zero and are never stored; a tile with none inside is skipped.
+    let inside = if triangle {
+        format!(" && {vv} >= ({}) && {vv} < ({})", lo(lv), hi(lv))
+    } else {
+        String::new()
+    };
+    if triangle {
+        c.line("int tune_rt_any = 0;");
+    }
     for (a, acc) in accs.iter().enumerate() {
         c.line(&format!("{uv} = tune_rt_ic + tune_rt_ib + {a};"));
+        let mark = if triangle { " tune_rt_any = 1;" } else { "" };
         c.line(&format!(
             "for (tune_rt_e = 0; tune_rt_e < {nr}; tune_rt_e++) {{ {vv} = tune_rt_jc + tune_rt_jb + \
-             tune_rt_e; tune_rt_t[tune_rt_e] = tune_rt_ib + {a} < tune_rt_nu && tune_rt_e < \
-             tune_rt_mv ? {w} : 0; }}"
+             tune_rt_e; if (tune_rt_ib + {a} < tune_rt_nu && tune_rt_e < tune_rt_mv{inside}) \
+             {{ tune_rt_t[tune_rt_e] = {w};{mark} }} else tune_rt_t[tune_rt_e] = 0; }}"
         ));
         c.line(&format!(
             "__builtin_memcpy({acc}, tune_rt_t, sizeof {acc});"
         ));
     }
+    if triangle {
+        c.open("if (tune_rt_any)");
+    }
     c.open("for (tune_rt_kk = 0; tune_rt_kk < tune_rt_nk; tune_rt_kk++)");
     // The column sliver's vectors first, then one broadcast row at a time: the
     // registers hold the accumulators, the sliver and one broadcast.
-    c.line(&format!("tune_rt_vec tune_rt_b[{nv}];"));
-    c.line("int tune_rt_x;");
+    let bs: Vec<String> = (0..terms).map(|k| format!("tune_rt_b{k}")).collect();
     c.line(&format!(
-        "for (tune_rt_x = 0; tune_rt_x < (int)({nv}); tune_rt_x++) tune_rt_b[tune_rt_x] = \
-         *(const tune_rt_vecu *)(tune_rt_pb + tune_rt_kk * {nr} + tune_rt_x * (sizeof(tune_rt_vec) / sizeof({t})));"
+        "tune_rt_vec {};",
+        bs.iter()
+            .map(|b| format!("{b}[{nv}]"))
+            .collect::<Vec<_>>()
+            .join(", ")
     ));
+    c.line("int tune_rt_x;");
+    for (k, b) in bs.iter().enumerate() {
+        c.line(&format!(
+            "for (tune_rt_x = 0; tune_rt_x < (int)({nv}); tune_rt_x++) {b}[tune_rt_x] = \
+             *(const tune_rt_vecu *)(tune_rt_pb + {}tune_rt_kk * {nr} + \
+             tune_rt_x * (sizeof(tune_rt_vec) / sizeof({t})));",
+            at(k, &bstride)
+        ));
+    }
     let sign = if s.sub { '-' } else { '+' };
     for (a, acc) in accs.iter().enumerate() {
+        let ps: Vec<String> = (0..terms)
+            .map(|k| {
+                format!(
+                    "tune_rt_p{k} = tune_rt_pa[{}tune_rt_kk * {mr} + {a}]",
+                    at(k, &astride)
+                )
+            })
+            .collect();
+        let sum: Vec<String> = (0..terms)
+            .map(|k| format!("tune_rt_p{k} * tune_rt_b{k}[tune_rt_x]"))
+            .collect();
+        let value = if terms == 1 {
+            sum[0].clone()
+        } else {
+            format!("({})", sum.join(" + "))
+        };
         c.line(&format!(
-            "{{ {t} tune_rt_p = tune_rt_pa[tune_rt_kk * {mr} + {a}]; for (tune_rt_x = 0; tune_rt_x < (int)({nv}); \
-             tune_rt_x++) {acc}[tune_rt_x] = {acc}[tune_rt_x] {sign} tune_rt_p * tune_rt_b[tune_rt_x]; }}"
+            "{{ {t} {}; for (tune_rt_x = 0; tune_rt_x < (int)({nv}); tune_rt_x++) \
+             {acc}[tune_rt_x] = {acc}[tune_rt_x] {sign} {value}; }}",
+            ps.join(", ")
         ));
     }
     c.close();
@@ -768,11 +916,19 @@ pub(crate) fn print(
             "__builtin_memcpy(tune_rt_t, {acc}, sizeof {acc});"
         ));
         c.line(&format!("{uv} = tune_rt_ic + tune_rt_ib + {a};"));
+        let guard = if triangle {
+            format!("if ({}) ", &inside[" && ".len()..])
+        } else {
+            String::new()
+        };
         c.line(&format!(
             "for (tune_rt_e = 0; tune_rt_e < tune_rt_mv; tune_rt_e++) {{ {vv} = tune_rt_jc + \
-             tune_rt_jb + tune_rt_e; {w} = tune_rt_t[tune_rt_e]; }}"
+             tune_rt_jb + tune_rt_e; {guard}{w} = tune_rt_t[tune_rt_e]; }}"
         ));
         c.close();
+    }
+    if triangle {
+        c.close(); // any
     }
     c.close(); // ib
     c.close(); // jb
@@ -817,11 +973,28 @@ pub(crate) fn print(
     out.push_str(&c.out);
 }
 
-/// Preorder positions in the nest `root` of the bands a register tile may apply to,
-/// with their element type (that of the written array; only `float` and `double`).
-pub fn sites(root: &Loop, arrays: &[Array]) -> Vec<(usize, DType)> {
+/// A band a register tile may apply to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Site {
+    /// Preorder position of its first loop in the nest.
+    pub at: usize,
+    /// The accumulator's type (`float` or `double`).
+    pub dtype: DType,
+    /// How many products it sums.
+    pub products: usize,
+}
+
+/// The bands in the nest `root` a register tile may apply to.
+pub fn sites(root: &Loop, arrays: &[Array]) -> Vec<Site> {
     (0..)
         .map_while(|at| loop_at(root, at).map(|l| (at, l)))
-        .filter_map(|(at, l)| Some((at, element_type(&shape(l).ok()?, arrays)?)))
+        .filter_map(|(at, l)| {
+            let s = shape(l).ok()?;
+            Some(Site {
+                at,
+                dtype: element_type(&s, arrays)?,
+                products: s.terms.len(),
+            })
+        })
         .collect()
 }
