@@ -28,7 +28,7 @@ impl Rng {
 
 fn random_step(rng: &mut Rng, loops: usize) -> Step {
     let at = rng.below(loops);
-    match rng.below(12) {
+    match rng.below(13) {
         0 => {
             let m = 2 + rng.below(2);
             let mut order: Vec<usize> = (0..m).collect();
@@ -73,6 +73,16 @@ fn random_step(rng: &mut Rng, loops: usize) -> Step {
         7 | 8 => Step::ScalarReplace { at },
         9 => Step::Fission { at },
         10 => Step::Fuse { at },
+        // Small tiles and blocks: partial tiles and blocks at the MINI sizes.
+        11 => Step::RegisterTile {
+            at,
+            mr: [2, 3, 4][rng.below(3)],
+            nr: [2, 4, 8][rng.below(3)],
+            mc: 8,
+            kc: [4, 8][rng.below(2)],
+            nc: 16,
+            parallel: rng.below(2) == 0,
+        },
         _ => Step::Skew {
             at,
             factor: 1 + rng.below(2) as i64,

@@ -175,9 +175,9 @@ mod tests {
         assert!(!first
             .iter()
             .any(|s| matches!(s, Step::Parallelize { at: 2, .. })));
-        let all = enumerate(t, 2, 60);
+        let all = enumerate(t, 2, 100);
         assert_eq!(
-            TreeSpace { max_steps: 2 }.enumerate(t, 60),
+            TreeSpace { max_steps: 2 }.enumerate(t, 100),
             Some(all.clone())
         );
         let mut rng = Rng::new(3);
