@@ -540,8 +540,9 @@ pub(crate) fn print(
     let t = spec.dtype.c_name();
     // Term k's slivers follow term k - 1's: a block apart.
     let terms = s.terms.len();
-    let bstride = format!("{} * {}", spec.kc, spec.nc.div_ceil(spec.nr) * spec.nr);
-    let astride = format!("{} * {}", spec.kc, spec.mc.div_ceil(spec.mr) * spec.mr);
+    // The packed blocks are sized by the extents where those are smaller than the
+    // blocks (fewer pages to touch in a program that runs the band once).
+    let (bstride, astride) = ("tune_rt_bs".to_string(), "tune_rt_as".to_string());
     let at = |k: usize, stride: &str| {
         if k == 0 {
             String::new()
@@ -697,8 +698,13 @@ pub(crate) fn print(
         "if (tune_rt_uhi > tune_rt_ulo && tune_rt_vhi > tune_rt_vlo && tune_rt_rhi > tune_rt_rlo)",
     );
     c.line(&format!(
-        "{t} *tune_rt_bp = ({t} *)__builtin_malloc(sizeof({t}) * {kc} * {} * {terms});",
-        nc.div_ceil(nr) * nr
+        "long tune_rt_kce = tune_rt_rhi - tune_rt_rlo < {kc} ? tune_rt_rhi - tune_rt_rlo : {kc};"
+    ));
+    c.line(&format!(
+        "long tune_rt_bs = tune_rt_kce * ((tune_rt_vhi - tune_rt_vlo < {nc} ? tune_rt_vhi - tune_rt_vlo : {nc}) + {nr} - 1) / {nr} * {nr};"
+    ));
+    c.line(&format!(
+        "{t} *tune_rt_bp = ({t} *)__builtin_malloc(sizeof({t}) * tune_rt_bs * {terms});"
     ));
     if spec.parallel {
         c.pragma("#pragma omp parallel");
@@ -715,10 +721,6 @@ pub(crate) fn print(
          tune_rt_nv, tune_rt_nk, tune_rt_nu, tune_rt_mv;",
     );
     c.line(&format!("{t} tune_rt_t[{nr}];"));
-    c.line(&format!(
-        "{t} *tune_rt_ap = ({t} *)__builtin_malloc(sizeof({t}) * {kc} * {} * {terms});",
-        mc.div_ceil(mr) * mr
-    ));
     // Row blocks of at most mc rows, as many as a multiple of the team's threads, of
     // equal size rounded up to whole register tiles.
     if spec.parallel {
@@ -732,6 +734,10 @@ pub(crate) fn print(
     ));
     c.line(&format!(
         "long tune_rt_mc = ((tune_rt_uhi - tune_rt_ulo + tune_rt_nb - 1) / tune_rt_nb + {mr} - 1) / {mr} * {mr};"
+    ));
+    c.line("long tune_rt_as = tune_rt_kce * tune_rt_mc;");
+    c.line(&format!(
+        "{t} *tune_rt_ap = ({t} *)__builtin_malloc(sizeof({t}) * tune_rt_as * {terms});"
     ));
     c.open(&format!(
         "for (tune_rt_jc = tune_rt_vlo; tune_rt_jc < tune_rt_vhi; tune_rt_jc += {nc})"
