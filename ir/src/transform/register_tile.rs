@@ -1,26 +1,38 @@
 //! Register tiling with packed panels: a band of three loops whose one statement
-//! accumulates a product, `W[u][v] += P(u, r) * Q(r, v)` (a matrix product and its
-//! relatives: gemm, 2mm, 3mm, the covariance update), is printed as a blocked
-//! micro-kernel.
+//! accumulates a product, `W[u][v] += P(u, r) * Q(r, v)`, or a sum of up to three
+//! (syr2k's `a * b + c * d`), is printed as a blocked micro-kernel: gemm, 2mm, 3mm,
+//! syrk, syr2k, the products of covariance and correlation.
+//!
+//! The forms read:
+//! - the accumulator is an array element, or a scalar declared with its first value
+//!   in the second loop's body (`s = 0; for k: s += ...; W = s`), kept meanwhile in a
+//!   buffer over the first two loops;
+//! - statements before the band's inner loops (gemm's `C[i][j] *= beta`, an
+//!   initialization) run first, for every iteration of their loops, and statements
+//!   after the reduction loop (a store, a scaling, a mirror) run last;
+//! - a column bound may follow the rows (a triangle: syrk's `j <= i`, covariance's
+//!   `j >= i`) when it is affine and the other column bound does not move: the kernel
+//!   covers the columns' bounding box, loads and stores only elements inside, and skips
+//!   tiles with none.
 //!
 //! The band is blocked for the caches (`nc` columns, `kc` reduction steps, `mc` rows);
-//! within a block `Q` is packed into slivers of `nr` columns and `P` into slivers of `mr`
-//! rows, each sliver contiguous in the order the kernel reads it; an `mr x nr` tile of
-//! `W` is held in `mr` GNU C vectors of `nr` elements (vector extensions, which gcc and
-//! clang keep in registers and update with FMAs) across the `kc` steps. Partial tiles
-//! at the edges are packed with zeros and stored element by element, so one kernel
-//! covers every size. With `parallel`, one OpenMP team packs each `Q` block together
-//! and shares the row blocks.
+//! within a block each `Q` is packed into slivers of `nr` columns and each `P` into
+//! slivers of `mr` rows, each sliver contiguous in the order the kernel reads it; an
+//! `mr x nr` tile of `W` is held in `mr` rows of GNU C vectors of the target's width
+//! (vector extensions, which gcc and clang keep in registers and update with FMAs)
+//! across the `kc` steps. Partial tiles at the edges are packed with zeros and stored
+//! element by element, so one kernel covers every size. With `parallel`, one OpenMP
+//! team packs each `Q` block together and shares row blocks balanced to the team.
 //!
 //! Legality, proved from the statement itself: `W` is the only thing the band writes,
-//! `P` and `Q` do not read it, `W`'s subscripts take `u` and `v` each in a subscript of
-//! its own with a non-zero coefficient (distinct `(u, v)` are distinct elements), and
-//! the bounds of the three loops depend on none of them. Each element then sees its
-//! updates in the original order of `r`, and elements are independent: any order of
-//! the `(u, v)` tiles computes the same values, bit for bit where the compiler
-//! contracts `w + p * q` the same way in both. Statements before the band's second loop
-//! in the first (`u`'s) body (gemm's `C[i][j] *= beta`) run first for every `u`: legal
-//! when no dependence carried by `u` runs from the band back to them.
+//! no factor reads it, `W`'s subscripts take `u` and `v` each in a subscript of its
+//! own with a non-zero coefficient (distinct `(u, v)` are distinct elements), and no
+//! bound moves with a band variable but the column bound of a triangle. Each element
+//! then sees its updates in the original order of `r`, and elements are independent:
+//! any order of the `(u, v)` tiles computes the same values, bit for bit where the
+//! compiler contracts `w + p * q` the same way in both. The statements before and after
+//! are distributed: legal when no dependence carried by the first two loops runs from
+//! a later part (before, band, after) back to an earlier one.
 //!
 //! The step writes a [`Directive::RegisterTile`] on the band's first loop and leaves
 //! the loops as they are (their semantics, analysis and counts unchanged); the printer

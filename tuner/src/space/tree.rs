@@ -105,17 +105,6 @@ pub fn next_steps(t: Target, prefix: &Recipe) -> Vec<Step> {
         cands.push(Step::Fuse { at });
         cands.push(Step::Skew { at, factor: 1 });
         cands.push(Step::InterchangeTriangle { at });
-        // Sized for AVX2 and typical caches; `tune apply` re-fits the sizes to the
-        // machine it runs on.
-        cands.push(Step::RegisterTile {
-            at,
-            mr: 6,
-            nr: 8,
-            mc: 108,
-            kc: 288,
-            nc: 3640,
-            parallel: true,
-        });
     }
     cands
         .into_iter()
