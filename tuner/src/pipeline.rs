@@ -487,7 +487,8 @@ impl Pipeline {
             ))
         })?;
         let mut visited = visited;
-        if let Some(root) = nest_root(program, nest) {
+        let root = nest_root(program, nest);
+        if let Some(root) = root {
             for v in &mut visited {
                 v.recipe = dense::fit_to_machine(&v.recipe, program, root, ctx.machine);
             }
@@ -500,7 +501,7 @@ impl Pipeline {
             .iter()
             .map(|v| v.is_pick().then(|| v.recipe.clone()))
             .collect();
-        if let Some(root) = nest_root(program, nest) {
+        if let Some(root) = root {
             for (what, recipe) in dense::register_tile_recipes(program, root, ctx.machine) {
                 picks.push(Some(recipe.clone()));
                 candidates.push(dense::rule_candidate(what, recipe));

@@ -26,8 +26,8 @@ pub(crate) fn check_pragma_free(band: &[&Loop], k: usize) -> Result<(), Refusal>
     }
 }
 
-/// The variable of the loop whose `collapse` band strictly contains loop `at`.
-pub(crate) fn collapsed_into(root: &Loop, at: usize) -> Option<String> {
+/// The loops from `root` down to the loop at preorder position `at`, both included.
+fn chain(root: &Loop, at: usize) -> Option<Vec<&Loop>> {
     let route = locate(root, at)?;
     let mut chain = vec![root];
     let mut body = &root.body;
@@ -43,6 +43,12 @@ pub(crate) fn collapsed_into(root: &Loop, at: usize) -> Option<String> {
             _ => return None,
         }
     }
+    Some(chain)
+}
+
+/// The variable of the loop whose `collapse` band strictly contains loop `at`.
+pub(crate) fn collapsed_into(root: &Loop, at: usize) -> Option<String> {
+    let chain = chain(root, at)?;
     // chain ends with the loop itself; its ancestors before it.
     let depth = chain.len() - 1;
     chain[..depth].iter().enumerate().find_map(|(d, a)| {
@@ -129,29 +135,17 @@ pub(crate) fn nest_headers(headers: Vec<Loop>, body: Vec<Node>) -> Loop {
 /// The variable of the loop, at `at` or around it, whose register tile holds loop `at`
 /// (its band and the statements before it print as one kernel).
 pub(crate) fn register_tiled_into(root: &Loop, at: usize) -> Option<String> {
-    let tiled = |l: &Loop| {
+    let tiled = |l: &&Loop| {
         l.directives
             .iter()
             .any(|d| matches!(d, Directive::RegisterTile(_)))
     };
-    if tiled(root) {
+    // The root's tile holds every loop, even one `locate` cannot reach.
+    if tiled(&root) {
         return Some(root.var.clone());
     }
-    let route = locate(root, at)?;
-    let mut body = &root.body;
-    for (i, via) in &route {
-        match (&body[*i], via) {
-            (Node::Loop(l), _) => {
-                if tiled(l) {
-                    return Some(l.var.clone());
-                }
-                body = &l.body;
-            }
-            (Node::Block(b), _) => body = b,
-            (Node::If(x), Via::Then) => body = &x.then_body,
-            (Node::If(x), _) => body = &x.else_body,
-            _ => return None,
-        }
-    }
-    None
+    chain(root, at)?
+        .into_iter()
+        .find(tiled)
+        .map(|l| l.var.clone())
 }

@@ -767,16 +767,6 @@ pub(crate) fn print(
     if spec.parallel {
         c.pragma("#pragma omp for schedule(static)");
     }
-    c.open(&format!(
-        "for (tune_rt_jb = 0; tune_rt_jb < tune_rt_nv; tune_rt_jb += {nr})"
-    ));
-    c.open("for (tune_rt_kk = 0; tune_rt_kk < tune_rt_nk; tune_rt_kk++)");
-    c.open(&format!(
-        "for (tune_rt_e = 0; tune_rt_e < {nr}; tune_rt_e++)"
-    ));
-    c.line(&format!(
-        "{t} *tune_rt_dst = &tune_rt_bp[tune_rt_jb * tune_rt_nk + tune_rt_kk * {nr} + tune_rt_e];"
-    ));
     // Each term's factor (the row factors with `rows`) packed at the term's offset.
     let stores = |rows: bool, stride: &str| {
         (0..terms)
@@ -797,15 +787,37 @@ pub(crate) fn print(
             .collect::<Vec<_>>()
             .join(" ")
     };
-    c.line(&format!(
-        "if (tune_rt_jb + tune_rt_e < tune_rt_nv) {{ {rv} = tune_rt_pc + tune_rt_kk; \
-         {vv} = tune_rt_jc + tune_rt_jb + tune_rt_e; {} }} else {{ {} }}",
-        stores(false, &bstride),
-        zeros(&bstride)
-    ));
-    c.close();
-    c.close();
-    c.close();
+    // The packing loops: slivers of `width` (block offset `b`, extent `n`) at offset
+    // `b * nk`, `width` values per reduction step, zeros past the extent.
+    let pack = |c: &mut Text, rows: bool| {
+        let (b, n, width, buf, stride) = if rows {
+            ("tune_rt_ib", "tune_rt_nu", mr, "tune_rt_ap", &astride)
+        } else {
+            ("tune_rt_jb", "tune_rt_nv", nr, "tune_rt_bp", &bstride)
+        };
+        let set = if rows {
+            format!("{uv} = tune_rt_ic + {b} + tune_rt_e; {rv} = tune_rt_pc + tune_rt_kk;")
+        } else {
+            format!("{rv} = tune_rt_pc + tune_rt_kk; {vv} = tune_rt_jc + {b} + tune_rt_e;")
+        };
+        c.open(&format!("for ({b} = 0; {b} < {n}; {b} += {width})"));
+        c.open("for (tune_rt_kk = 0; tune_rt_kk < tune_rt_nk; tune_rt_kk++)");
+        c.open(&format!(
+            "for (tune_rt_e = 0; tune_rt_e < {width}; tune_rt_e++)"
+        ));
+        c.line(&format!(
+            "{t} *tune_rt_dst = &{buf}[{b} * tune_rt_nk + tune_rt_kk * {width} + tune_rt_e];"
+        ));
+        c.line(&format!(
+            "if ({b} + tune_rt_e < {n}) {{ {set} {} }} else {{ {} }}",
+            stores(rows, stride),
+            zeros(stride)
+        ));
+        c.close();
+        c.close();
+        c.close();
+    };
+    pack(&mut c, false);
     // Row blocks: P packed in slivers of mr rows, then the tiles.
     if spec.parallel {
         c.pragma("#pragma omp for schedule(static)");
@@ -814,25 +826,7 @@ pub(crate) fn print(
     c.line(
         "tune_rt_nu = tune_rt_uhi - tune_rt_ic < tune_rt_mc ? tune_rt_uhi - tune_rt_ic : tune_rt_mc;",
     );
-    c.open(&format!(
-        "for (tune_rt_ib = 0; tune_rt_ib < tune_rt_nu; tune_rt_ib += {mr})"
-    ));
-    c.open("for (tune_rt_kk = 0; tune_rt_kk < tune_rt_nk; tune_rt_kk++)");
-    c.open(&format!(
-        "for (tune_rt_e = 0; tune_rt_e < {mr}; tune_rt_e++)"
-    ));
-    c.line(&format!(
-        "{t} *tune_rt_dst = &tune_rt_ap[tune_rt_ib * tune_rt_nk + tune_rt_kk * {mr} + tune_rt_e];"
-    ));
-    c.line(&format!(
-        "if (tune_rt_ib + tune_rt_e < tune_rt_nu) {{ {uv} = tune_rt_ic + tune_rt_ib + tune_rt_e; \
-         {rv} = tune_rt_pc + tune_rt_kk; {} }} else {{ {} }}",
-        stores(true, &astride),
-        zeros(&astride)
-    ));
-    c.close();
-    c.close();
-    c.close();
+    pack(&mut c, true);
     c.open(&format!(
         "for (tune_rt_jb = 0; tune_rt_jb < tune_rt_nv; tune_rt_jb += {nr})"
     ));
