@@ -510,6 +510,8 @@ fn vector_register_tiles_with_packed_panels_verify() {
                 )
                 && source.contains("tune_rt_dst[0] = alpha * A[i][k];")
                 && source.contains("tune_rt_dst[0] = B[k][j];")
+                // A whole tile over C's contiguous rows is loaded and stored as vectors.
+                && source.contains("tune_rt_full = &C[i][j] - tune_rt_q == 4 - 1;")
                 && source.contains("#pragma omp parallel\n") == parallel,
             "{source}"
         );
@@ -552,6 +554,14 @@ fn vector_register_tiles_with_packed_panels_verify() {
             );
             assert_eq!(
                 source.contains("if (tune_rt_any)"),
+                triangles.contains(&program),
+                "{source}"
+            );
+            // Whole tiles go as vectors; a triangle's only where its four corners are
+            // inside (the diagonal crosses the others).
+            assert!(source.contains("int tune_rt_full"), "{source}");
+            assert_eq!(
+                source.contains("tune_rt_jb + 1 * (4 - 1); if (!("),
                 triangles.contains(&program),
                 "{source}"
             );

@@ -20,9 +20,12 @@
 //! slivers of `mr` rows, each sliver contiguous in the order the kernel reads it; an
 //! `mr x nr` tile of `W` is held in `mr` rows of GNU C vectors of the target's width
 //! (vector extensions, which gcc and clang keep in registers and update with FMAs)
-//! across the `kc` steps. Partial tiles at the edges are packed with zeros and stored
+//! across the `kc` steps. A whole tile over contiguous columns of `W` is loaded and
+//! stored as vectors; partial tiles at the edges are packed with zeros and stored
 //! element by element, so one kernel covers every size. With `parallel`, one OpenMP
-//! team packs each `Q` block together and shares row blocks balanced to the team.
+//! team packs each `Q` block together and shares row blocks balanced to the team; the
+//! statements before and after run as parallel loops where the band's first loop
+//! carries no dependence.
 //!
 //! Legality, proved from the statement itself: `W` is the only thing the band writes,
 //! no factor reads it, `W`'s subscripts take `u` and `v` each in a subscript of its
@@ -675,7 +678,23 @@ pub(crate) fn print(
     }
     // The statements before the band, distributed: each part under its loops (the
     // accumulator's declaration becomes its element of the buffer).
+    // Where the band's first loop carries no dependence, the parts before and after the
+    // kernel (subsets of its statements) carry none either: with `parallel`, the team
+    // shares their rows too (`C *= beta` is a pass over C). Their loops then declare
+    // their variables (private to each thread), so no statement of a part may read an
+    // inner loop's variable outside that loop.
+    let inner_vars_stay_inside = |body: &[Node]| {
+        let mut vars: Vec<String> = Vec::new();
+        for x in crate::program::loops(body) {
+            vars.push(x.var.clone());
+        }
+        body.iter().all(|n| {
+            matches!(n, Node::Loop(_)) || !vars.iter().any(|v| super::rewrite::node_mentions(n, v))
+        })
+    };
     let in_loops = |k: usize, body: Vec<Node>| {
+        let shared =
+            spec.parallel && s.loops[0].kind == LoopKind::Map && inner_vars_stay_inside(&body);
         let mut inner = s.loops[k].clone();
         inner.directives.clear();
         inner.body = body;
@@ -684,6 +703,17 @@ pub(crate) fn print(
             outer.directives.clear();
             outer.body = vec![Node::Loop(inner)];
             inner = outer;
+        }
+        if shared {
+            inner.directives.push(Directive::OmpParallelFor {
+                collapse: None,
+                schedule: Some(Schedule::Static),
+                chunk: None,
+                lastprivate: Vec::new(),
+                reduction: Vec::new(),
+            });
+            inner.declares_var = true;
+            crate::program::for_each_loop_mut(&mut inner.body, &mut |y| y.declares_var = true);
         }
         Node::Loop(inner)
     };
@@ -862,16 +892,44 @@ pub(crate) fn print(
     if triangle {
         c.line("int tune_rt_any = 0;");
     }
+    // A whole tile whose rows are contiguous in `W` (the distance from its first column
+    // to its last is nr - 1 elements: `W`'s subscripts are affine in `v`) and, in a
+    // triangle, whose four corners are inside (the bounds are affine in `u`, so the
+    // elements inside form a convex set) is loaded and stored as vectors; a tile on
+    // an edge, across a triangle's diagonal or over strided columns goes element by
+    // element.
+    c.line(&format!(
+        "int tune_rt_full = tune_rt_ib + {mr} <= tune_rt_nu && tune_rt_mv == {nr};"
+    ));
+    c.open("if (tune_rt_full)");
+    c.line(&format!(
+        "const {t} *tune_rt_q; {uv} = tune_rt_ic + tune_rt_ib; {vv} = tune_rt_jc + tune_rt_jb; \
+         tune_rt_q = &{w}; {vv} += {nr} - 1; tune_rt_full = &{w} - tune_rt_q == {nr} - 1;"
+    ));
+    if triangle {
+        let cond = &inside[" && ".len()..];
+        for (du, dv) in [("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")] {
+            c.line(&format!(
+                "{uv} = tune_rt_ic + tune_rt_ib + {du} * ({mr} - 1); {vv} = tune_rt_jc + \
+                 tune_rt_jb + {dv} * ({nr} - 1); if (!({cond})) tune_rt_full = 0;"
+            ));
+        }
+    }
+    c.close();
+    let row_address = format!("{vv} = tune_rt_jc + tune_rt_jb; {t} *tune_rt_q = &{w};");
+    let mark = if triangle { " tune_rt_any = 1;" } else { "" };
     for (a, acc) in accs.iter().enumerate() {
         c.line(&format!("{uv} = tune_rt_ic + tune_rt_ib + {a};"));
-        let mark = if triangle { " tune_rt_any = 1;" } else { "" };
         c.line(&format!(
-            "for (tune_rt_e = 0; tune_rt_e < {nr}; tune_rt_e++) {{ {vv} = tune_rt_jc + tune_rt_jb + \
-             tune_rt_e; if (tune_rt_ib + {a} < tune_rt_nu && tune_rt_e < tune_rt_mv{inside}) \
-             {{ tune_rt_t[tune_rt_e] = {w};{mark} }} else tune_rt_t[tune_rt_e] = 0; }}"
+            "if (tune_rt_full) {{ {row_address} for (tune_rt_e = 0; tune_rt_e < (long)({nv}); \
+             tune_rt_e++) {acc}[tune_rt_e] = *(const tune_rt_vecu *)(tune_rt_q + tune_rt_e * \
+             (long)(sizeof(tune_rt_vec) / sizeof({t})));{mark} }} else"
         ));
         c.line(&format!(
-            "__builtin_memcpy({acc}, tune_rt_t, sizeof {acc});"
+            "{{ for (tune_rt_e = 0; tune_rt_e < {nr}; tune_rt_e++) {{ {vv} = tune_rt_jc + tune_rt_jb + \
+             tune_rt_e; if (tune_rt_ib + {a} < tune_rt_nu && tune_rt_e < tune_rt_mv{inside}) \
+             {{ tune_rt_t[tune_rt_e] = {w};{mark} }} else tune_rt_t[tune_rt_e] = 0; }} \
+             __builtin_memcpy({acc}, tune_rt_t, sizeof {acc}); }}"
         ));
     }
     if triangle {
@@ -923,6 +981,12 @@ pub(crate) fn print(
     }
     c.close();
     for (a, acc) in accs.iter().enumerate() {
+        c.line(&format!(
+            "if (tune_rt_full) {{ {uv} = tune_rt_ic + tune_rt_ib + {a}; {row_address} \
+             for (tune_rt_e = 0; tune_rt_e < (long)({nv}); tune_rt_e++) *(tune_rt_vecu *)\
+             (tune_rt_q + tune_rt_e * (long)(sizeof(tune_rt_vec) / sizeof({t}))) = \
+             {acc}[tune_rt_e]; }} else"
+        ));
         c.open(&format!("if (tune_rt_ib + {a} < tune_rt_nu)"));
         c.line(&format!(
             "__builtin_memcpy(tune_rt_t, {acc}, sizeof {acc});"
