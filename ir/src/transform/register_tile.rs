@@ -676,25 +676,23 @@ pub(crate) fn print(
              tune_rt_vhi > tune_rt_vlo ? (tune_rt_uhi - tune_rt_ulo) * (tune_rt_vhi - tune_rt_vlo) : 1));"
         ));
     }
-    // The statements before the band, distributed: each part under its loops (the
-    // accumulator's declaration becomes its element of the buffer).
     // Where the band's first loop carries no dependence, the parts before and after the
     // kernel (subsets of its statements) carry none either: with `parallel`, the team
     // shares their rows too (`C *= beta` is a pass over C). Their loops then declare
     // their variables (private to each thread), so no statement of a part may read an
     // inner loop's variable outside that loop.
+    let parts_parallel = spec.parallel && s.loops[0].kind == LoopKind::Map;
     let inner_vars_stay_inside = |body: &[Node]| {
-        let mut vars: Vec<String> = Vec::new();
-        for x in crate::program::loops(body) {
-            vars.push(x.var.clone());
-        }
+        let vars: Vec<&str> = crate::program::loops(body)
+            .iter()
+            .map(|x| x.var.as_str())
+            .collect();
         body.iter().all(|n| {
             matches!(n, Node::Loop(_)) || !vars.iter().any(|v| super::rewrite::node_mentions(n, v))
         })
     };
     let in_loops = |k: usize, body: Vec<Node>| {
-        let shared =
-            spec.parallel && s.loops[0].kind == LoopKind::Map && inner_vars_stay_inside(&body);
+        let shared = parts_parallel && inner_vars_stay_inside(&body);
         let mut inner = s.loops[k].clone();
         inner.directives.clear();
         inner.body = body;
@@ -717,6 +715,8 @@ pub(crate) fn print(
         }
         Node::Loop(inner)
     };
+    // The statements before the band, distributed: each part under its loops (the
+    // accumulator's declaration becomes its element of the buffer).
     for (k, part) in s.prefix.iter().enumerate() {
         if part.is_empty() {
             continue;
@@ -916,14 +916,20 @@ pub(crate) fn print(
         }
     }
     c.close();
+    // A whole tile's row as vectors from `tune_rt_q`, the row's first element of `W`:
+    // `copy` moves the vector at an address in `W` to or from the accumulator.
     let row_address = format!("{vv} = tune_rt_jc + tune_rt_jb; {t} *tune_rt_q = &{w};");
+    let vector_at = format!("(tune_rt_q + tune_rt_e * (long)(sizeof(tune_rt_vec) / sizeof({t})))");
+    let each_vector =
+        |copy: String| format!("for (tune_rt_e = 0; tune_rt_e < (long)({nv}); tune_rt_e++) {copy}");
     let mark = if triangle { " tune_rt_any = 1;" } else { "" };
     for (a, acc) in accs.iter().enumerate() {
         c.line(&format!("{uv} = tune_rt_ic + tune_rt_ib + {a};"));
         c.line(&format!(
-            "if (tune_rt_full) {{ {row_address} for (tune_rt_e = 0; tune_rt_e < (long)({nv}); \
-             tune_rt_e++) {acc}[tune_rt_e] = *(const tune_rt_vecu *)(tune_rt_q + tune_rt_e * \
-             (long)(sizeof(tune_rt_vec) / sizeof({t})));{mark} }} else"
+            "if (tune_rt_full) {{ {row_address} {}{mark} }} else",
+            each_vector(format!(
+                "{acc}[tune_rt_e] = *(const tune_rt_vecu *){vector_at};"
+            ))
         ));
         c.line(&format!(
             "{{ for (tune_rt_e = 0; tune_rt_e < {nr}; tune_rt_e++) {{ {vv} = tune_rt_jc + tune_rt_jb + \
@@ -982,10 +988,8 @@ pub(crate) fn print(
     c.close();
     for (a, acc) in accs.iter().enumerate() {
         c.line(&format!(
-            "if (tune_rt_full) {{ {uv} = tune_rt_ic + tune_rt_ib + {a}; {row_address} \
-             for (tune_rt_e = 0; tune_rt_e < (long)({nv}); tune_rt_e++) *(tune_rt_vecu *)\
-             (tune_rt_q + tune_rt_e * (long)(sizeof(tune_rt_vec) / sizeof({t}))) = \
-             {acc}[tune_rt_e]; }} else"
+            "if (tune_rt_full) {{ {uv} = tune_rt_ic + tune_rt_ib + {a}; {row_address} {} }} else",
+            each_vector(format!("*(tune_rt_vecu *){vector_at} = {acc}[tune_rt_e];"))
         ));
         c.open(&format!("if (tune_rt_ib + {a} < tune_rt_nu)"));
         c.line(&format!(
