@@ -38,6 +38,7 @@ pub mod run;
 pub mod runner;
 pub mod search;
 pub mod select;
+pub mod sizing;
 pub mod space;
 pub mod spec;
 pub mod strategy;

@@ -52,7 +52,14 @@ pub const BENCH_SOURCE: &str = include_str!("../../runtime/machine_bench.c");
 
 /// Flags the benchmark is compiled with (after `$CC`; `$CFLAGS` is not used, so that
 /// the numbers do not depend on the user's flags).
-pub const BENCH_FLAGS: &[&str] = &["-O3", "-march=native", "-fopenmp"];
+pub const BENCH_FLAGS: &[&str] = &[
+    "-O3",
+    "-march=native",
+    // gcc 12 prefers 256-bit vectors on CPUs with AVX-512; the bandwidth kernels are
+    // to use the widest loads the CPU has, as likwid-bench's *_avx512 kernels do.
+    "-mprefer-vector-width=512",
+    "-fopenmp",
+];
 
 /// The CPU flags worth reporting (and keying the cache on).
 const RELEVANT_FLAGS: &[&str] = &["avx2", "fma", "avx512f"];
@@ -265,6 +272,26 @@ impl Default for MachineOptions {
 pub fn machine(cache_root: &Path, tc: &Toolchain, opts: &MachineOptions) -> Result<MachineInfo> {
     let sys = SysPaths::linux();
     machine_with(cache_root, tc, opts, &sys, DEFAULT_MIN_SECONDS)
+}
+
+/// What this CPU is, read without running anything (`/proc/cpuinfo` and sysfs): its
+/// relevant flags and its caches. For choices that depend on the CPU's shape, not its
+/// speeds (register tiles and cache blocks).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuShape {
+    /// The relevant CPU flags present (as [`MachineInfo::flags`]).
+    pub flags: Vec<String>,
+    /// Caches of the first online CPU (as [`MachineInfo::caches`]).
+    pub caches: Vec<CacheLevel>,
+}
+
+/// This machine's [`CpuShape`].
+pub fn cpu_shape() -> CpuShape {
+    let st = read_static(&SysPaths::linux());
+    CpuShape {
+        flags: st.flags,
+        caches: st.caches,
+    }
 }
 
 /// Minimum duration of one timed peak-FLOP/s run.

@@ -1,7 +1,9 @@
 //! The tree space: from a recipe (a prefix), every step that applies legally next,
 //! over a fixed grid of parameters. Recipes are sequences of such steps, so the space
 //! is the tree these calls unfold; it is small enough to list for short recipes (the
-//! grid strategy walks it in order) and a random descent draws from it.
+//! grid strategy walks it in order) and a random descent draws from it. A register
+//! tile (both sizes of [`crate::sizing::candidates`] for the CPU here) is a first step
+//! that ends the recipe: it replaces the band with a kernel no step reaches into.
 
 use super::{Space, TILE_SIZES};
 use crate::rng::Rng;
@@ -56,11 +58,26 @@ fn permutations(m: usize) -> Vec<Vec<usize>> {
 
 /// Every step of the grid that applies legally after `prefix`.
 pub fn next_steps(t: Target, prefix: &Recipe) -> Vec<Step> {
+    if prefix
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::RegisterTile { .. }))
+    {
+        return Vec::new();
+    }
     let Ok(cur) = apply(t.program, t.region, t.root, prefix) else {
         return Vec::new();
     };
     let loops = preorder(&cur.root);
     let mut cands = Vec::new();
+    if prefix.steps.is_empty() {
+        for (at, elem, products) in crate::sizing::sites(t.program, &cur.root) {
+            let cpu = Some(crate::sizing::Cpu::host());
+            for z in crate::sizing::candidates(cpu, elem, products) {
+                cands.push(z.step(at, true));
+            }
+        }
+    }
     for (at, l) in loops.iter().enumerate() {
         let depth = band_depth(l).min(3);
         for m in 2..=depth {
@@ -160,6 +177,18 @@ mod tests {
             at: 2,
             order: vec![1, 0]
         }));
+        // The i-j-k band accumulates a product: both register-tile sizes for the CPU
+        // here are first steps, and nothing follows one.
+        let tiles: Vec<&Step> = first
+            .iter()
+            .filter(|s| matches!(s, Step::RegisterTile { at: 0, .. }))
+            .collect();
+        assert_eq!(tiles.len(), 2, "{first:?}");
+        let tiled = Recipe {
+            steps: vec![tiles[0].clone()],
+        };
+        assert!(t.legal(&tiled));
+        assert!(next_steps(t, &tiled).is_empty());
         // The reduction loop k is not parallelized.
         assert!(!first
             .iter()
