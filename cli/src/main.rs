@@ -304,6 +304,10 @@ struct RunArgs {
     /// twice; this is what the tuning commands save).
     #[arg(long)]
     representative: bool,
+    /// Time and Save the whole loop nests too (top-level loops whose sequential loops
+    /// hold nests: a time loop, a factorization's `k`), as `tune apply` does.
+    #[arg(long)]
+    whole_nests: bool,
     /// Kill the program after this many seconds.
     #[arg(long, value_name = "SECS", value_parser = crate::cmd::seconds)]
     timeout: Option<f64>,
@@ -361,7 +365,7 @@ fn cmd_run(a: RunArgs, program_args: Vec<String>) -> Result<i32, Error> {
         capture: false,
         save_budget: None,
         representative: a.representative,
-        whole_nests: false,
+        whole_nests: a.whole_nests,
     };
     let summary = run_program(&cfg)?;
     if !a.quiet {

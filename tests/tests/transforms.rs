@@ -92,9 +92,18 @@ fn random_step(rng: &mut Rng, loops: usize) -> Step {
 
 /// Dry run at MINI, then the program, its nests and a cutout per nest.
 fn setup(name: &str, dir: &std::path::Path) -> Vec<Cutout> {
+    setup_with(name, dir, false)
+}
+
+/// The cutouts of the whole nests of `name` (top-level loops whose sequential loops
+/// hold nests), after those of its nests with `wholes`.
+fn setup_with(name: &str, dir: &std::path::Path, wholes: bool) -> Vec<Cutout> {
     let suite = Suite::core().unwrap();
     let p = suite.program(name).unwrap();
     let mut args = strings(&["run", "--quiet", "--save-versions", "1"]);
+    if wholes {
+        args.push("--whole-nests".into());
+    }
     args.extend(suite.args(p, Preset::Mini));
     assert_eq!(tune(&args, dir).code, 0, "{name}");
     let opts = ir::FrontendOptions {
@@ -106,7 +115,11 @@ fn setup(name: &str, dir: &std::path::Path) -> Vec<Cutout> {
         .join(".tunecache")
         .join(&parsed.program.name)
         .join("data");
-    ir::codegen::nests(&parsed.program)
+    let mut nests = ir::codegen::nests(&parsed.program);
+    if wholes {
+        nests.extend(ir::codegen::whole_nests(&parsed.program, &nests));
+    }
+    nests
         .into_iter()
         .map(|n| {
             Cutout::new(
@@ -528,7 +541,8 @@ fn vector_register_tiles_with_packed_panels_verify() {
     // for k: D += tmp * C` (the scaling first); 3mm's three products, one of each form.
     // syrk's `j <= i` and covariance's `j >= i` (its statements after the k loop
     // divide and mirror): triangles, run over their bounding box, stored inside;
-    // syr2k's triangle sums two products per step.
+    // syr2k's triangle sums two products per step; trmm's reduction starts after the
+    // row (`k = i + 1`) and reads B's row k, which the band writes later.
     let triangles = ["syrk", "covariance", "syr2k"];
     for (program, tiled) in [
         ("2mm", 2),
@@ -536,9 +550,12 @@ fn vector_register_tiles_with_packed_panels_verify() {
         ("syrk", 1),
         ("covariance", 1),
         ("syr2k", 1),
+        ("trmm", 1),
     ] {
         let mut n = 0;
-        for c in setup(program, dir.path()) {
+        // trmm's row loop carries a dependence (row i reads the rows after it): the
+        // band is its whole nest.
+        for c in setup_with(program, dir.path(), program == "trmm") {
             let r = Recipe {
                 steps: vec![tile(0, true)],
             };
@@ -570,6 +587,16 @@ fn vector_register_tiles_with_packed_panels_verify() {
                     "(tune_rt_p0 * tune_rt_b0[tune_rt_x] + tune_rt_p1 * tune_rt_b1[tune_rt_x])"
                 ),
                 program == "syr2k",
+                "{source}"
+            );
+            // trmm's `k = i + 1` and its product reading B's row k: the row factor
+            // packs zeros outside the reduction, rows without a step in a block are
+            // neither computed nor stored, row blocks are dealt in turn.
+            assert_eq!(
+                source.contains("if (!(k >= (i + 1) && k < (m))) { tune_rt_dst[0] = 0; }")
+                    && source.contains("schedule(static, 1)")
+                    && source.contains("continue;"),
+                program == "trmm",
                 "{source}"
             );
             assert_eq!(

@@ -13,7 +13,14 @@
 //! - a column bound may follow the rows (a triangle: syrk's `j <= i`, covariance's
 //!   `j >= i`) when it is affine and the other column bound does not move: the kernel
 //!   covers the columns' bounding box, loads and stores only elements inside, and skips
-//!   tiles with none.
+//!   tiles with none;
+//! - or a reduction bound may follow the rows (trmm's `k = i + 1`), affine, the other
+//!   bound fixed: the kernel runs over the reduction's bounding box, the row factor is
+//!   packed with zeros outside each row's reduction, and a tile or row without a step in
+//!   a reduction block is neither computed nor stored; row blocks are dealt to the team
+//!   in turn (their work differs);
+//! - the column factor may read `W` itself in row `r` (trmm's `B[k][j]`) where `r`
+//!   starts after `u` (`r = u + c`, `c >= 1`).
 //!
 //! The band is blocked for the caches (`nc` columns, `kc` reduction steps, `mc` rows);
 //! within a block each `Q` is packed into slivers of `nr` columns and each `P` into
@@ -28,12 +35,19 @@
 //! carries no dependence.
 //!
 //! Legality, proved from the statement itself: `W` is the only thing the band writes,
-//! no factor reads it, `W`'s subscripts take `u` and `v` each in a subscript of its
+//! no factor reads it (but trmm's, below), `W`'s subscripts take `u` and `v` each in a subscript of its
 //! own with a non-zero coefficient (distinct `(u, v)` are distinct elements), and no
 //! bound moves with a band variable but the column bound of a triangle. Each element
 //! then sees its updates in the original order of `r`, and elements are independent:
 //! any order of the `(u, v)` tiles computes the same values, bit for bit where the
-//! compiler contracts `w + p * q` the same way in both. The statements before and after
+//! compiler contracts `w + p * q` the same way in both. Where the column factor reads
+//! `W`'s row `r > u`: in the program each such read sees the row as it was before the
+//! band (rows are written in order of `u`); in the kernel a `Q` block of rows
+//! `pc..pc + kc` is packed before any tile of that block is stored, and no earlier block
+//! stored those rows (a row's reduction starts after it, so it had no step there and
+//! rows without a step are not stored). A masked step adds `0 * q`: the same sum for
+//! finite `q`, the sign of a zero result aside; an infinite or NaN `q` outside a row's
+//! reduction would make it NaN. The statements before and after
 //! are distributed: legal when no dependence carried by the first two loops runs from
 //! a later part (before, band, after) back to an earlier one.
 //!
@@ -69,6 +83,10 @@ pub(crate) struct Shape<'a> {
     pub terms: Vec<(&'a Expr, &'a Expr)>,
     /// `W -= P * Q`.
     pub sub: bool,
+    /// A bound of the reduction loop follows the rows (trmm's `k = i + 1`): the row
+    /// factor is packed with zeros outside, and tiles and rows without a step in a
+    /// reduction block are skipped.
+    pub reduction_leans: bool,
 }
 
 /// The band at `l` as a register tile, or why not.
@@ -214,14 +232,13 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
         }
     }
     products.reverse();
-    if products.iter().any(|(a, b)| a.mentions(w) || b.mentions(w))
-        || loops
-            .iter()
-            .any(|x| x.init.mentions(w) || x.bound.mentions(w))
+    // A factor may read W only as trmm does (checked once the roles are known).
+    let reads_w = products.iter().any(|(a, b)| a.mentions(w) || b.mentions(w));
+    if loops
+        .iter()
+        .any(|x| x.init.mentions(w) || x.bound.mentions(w))
     {
-        return Err(format!(
-            "the product or a bound reads '{w}', which the band writes"
-        ));
+        return Err(format!("a bound reads '{w}', which the band writes"));
     }
     // Which band variable each subscript of W takes.
     let vars: Vec<&str> = loops.iter().map(|x| x.var.as_str()).collect();
@@ -288,23 +305,66 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
             }
         },
     };
-    if let Some(&(a, b)) = leaning.iter().find(|&&(a, b)| (a, b) != (v, u)) {
+    if let Some(&(a, b)) = leaning
+        .iter()
+        .find(|&&(a, b)| (a, b) != (v, u) && (a, b) != (r, u))
+    {
         return Err(format!(
-            "the bounds of '{}' depend on '{}' (only a column bound may follow the rows)",
+            "the bounds of '{}' depend on '{}' (only a column or reduction bound may follow \
+             the rows)",
             loops[a].var, loops[b].var
         ));
     }
-    if !leaning.is_empty() {
-        let (lv, uv) = (loops[v], &loops[u].var);
-        let affine = |e: &Expr| affine_of(e, &|_| true).is_some();
-        if u > v
-            || (lv.init.mentions(uv) && lv.bound.mentions(uv))
-            || !affine(&lv.init)
-            || !affine(&lv.bound)
+    let reduction_leans = leaning.contains(&(r, u));
+    if reduction_leans && leaning.contains(&(v, u)) {
+        return Err(format!(
+            "the bounds of both '{}' and '{}' follow the rows",
+            loops[v].var, loops[r].var
+        ));
+    }
+    let affine = |e: &Expr| affine_of(e, &|_| true).is_some();
+    if let Some(&(x, _)) = leaning.first() {
+        let (lx, uv) = (loops[x], &loops[u].var);
+        if u > x
+            || (lx.init.mentions(uv) && lx.bound.mentions(uv))
+            || !affine(&lx.init)
+            || !affine(&lx.bound)
         {
             return Err(format!(
                 "the bounds of '{}' are not one affine bound in '{uv}' and one without it",
-                lv.var
+                lx.var
+            ));
+        }
+    }
+    // Reading W: only a column factor that is W's element in row `r` (`W[u := r]`,
+    // trmm's `B[k][j]`) where `r` starts strictly after `u` (`r = u + c`, `c >= 1`, to a
+    // bound without `u`). Every row it reads is then read before the band writes it, as
+    // the kernel reads it: a packed `Q` block holds rows that no earlier block wrote
+    // (their reductions start after them), and the block is packed before its tiles
+    // are stored.
+    if reads_w {
+        let (lr, uv, rv) = (loops[r], &loops[u].var, &loops[r].var);
+        let ahead = reduction_leans
+            && !lr.bound.mentions(uv)
+            && affine_of(&lr.init, &|_| true).is_some_and(|a| {
+                a.coeff(uv) == 1
+                    && a.coeffs.iter().all(|(k, c)| k == uv || *c == 0)
+                    && a.constant >= 1
+            });
+        let mut in_row_r = stmt.target.clone();
+        rewrite(&mut in_row_r, &mut |e| {
+            matches!(e, Expr::Var(x) if x == uv).then(|| Expr::Var(rv.clone()))
+        });
+        let allowed = scalar.is_none()
+            && ahead
+            && terms
+                .iter()
+                .all(|(p, q)| !p.mentions(w) && (!q.mentions(w) || **q == in_row_r));
+        if !allowed {
+            return Err(format!(
+                "the product reads '{w}', which the band writes (only as '{}', with '{rv}' \
+                 starting after '{uv}')",
+                print::expr(&in_row_r)
             ));
         }
     }
@@ -319,6 +379,7 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
         target: &stmt.target,
         terms,
         sub,
+        reduction_leans,
     })
 }
 
@@ -615,15 +676,19 @@ pub(crate) fn print(
     // box is the union of the rows' columns), and only elements inside are loaded and
     // stored.
     let triangle = lv.init.mentions(uv) || lv.bound.mentions(uv);
+    let (rlo, rhi) = if s.reduction_leans {
+        ("0".to_string(), "0".to_string())
+    } else {
+        (lo(lr), hi(lr))
+    };
     c.line(&format!(
         "long tune_rt_ulo = {}, tune_rt_uhi = {}, tune_rt_vlo, tune_rt_vhi, \
-         tune_rt_rlo = {}, tune_rt_rhi = {};",
+         tune_rt_rlo = {rlo}, tune_rt_rhi = {rhi};",
         lo(lu),
         hi(lu),
-        lo(lr),
-        hi(lr)
     ));
-    if triangle {
+    // The same box for a reduction bound that follows the rows.
+    let bounding_box = |c: &mut Text, x: &Loop, name: &str| {
         c.open("");
         c.line(&format!(
             "{} {uv}; long tune_rt_a0, tune_rt_a1, tune_rt_b0, tune_rt_b1;",
@@ -631,20 +696,32 @@ pub(crate) fn print(
         ));
         c.line(&format!(
             "{uv} = tune_rt_ulo; tune_rt_a0 = {}; tune_rt_b0 = {};",
-            lo(lv),
-            hi(lv)
+            lo(x),
+            hi(x)
         ));
         c.line(&format!(
             "{uv} = tune_rt_uhi - 1; tune_rt_a1 = {}; tune_rt_b1 = {};",
-            lo(lv),
-            hi(lv)
+            lo(x),
+            hi(x)
         ));
-        c.line("tune_rt_vlo = tune_rt_a0 < tune_rt_a1 ? tune_rt_a0 : tune_rt_a1;");
-        c.line("tune_rt_vhi = tune_rt_b0 > tune_rt_b1 ? tune_rt_b0 : tune_rt_b1;");
+        c.line(&format!(
+            "tune_rt_{name}lo = tune_rt_a0 < tune_rt_a1 ? tune_rt_a0 : tune_rt_a1;"
+        ));
+        c.line(&format!(
+            "tune_rt_{name}hi = tune_rt_b0 > tune_rt_b1 ? tune_rt_b0 : tune_rt_b1;"
+        ));
         c.close();
+    };
+    if triangle {
+        bounding_box(&mut c, lv, "v");
     } else {
         c.line(&format!("tune_rt_vlo = {};", lo(lv)));
         c.line(&format!("tune_rt_vhi = {};", hi(lv)));
+    }
+    if s.reduction_leans {
+        c.open("if (tune_rt_uhi > tune_rt_ulo)");
+        bounding_box(&mut c, lr, "r");
+        c.close();
     }
     // A scalar accumulator lives in a buffer over the first two loops meanwhile.
     let buffer = s.scalar.map(|_| {
@@ -774,6 +851,11 @@ pub(crate) fn print(
     c.line(&format!(
         "long tune_rt_nb = ((tune_rt_uhi - tune_rt_ulo + {mc} - 1) / {mc} + tune_rt_team - 1) / tune_rt_team * tune_rt_team;"
     ));
+    // Rows whose reduction follows them do unequal work: four blocks or more per
+    // thread, dealt in turn.
+    if s.reduction_leans && spec.parallel {
+        c.line("if (tune_rt_nb < 4 * tune_rt_team) tune_rt_nb = 4 * tune_rt_team;");
+    }
     c.line(&format!(
         "long tune_rt_mc = ((tune_rt_uhi - tune_rt_ulo + tune_rt_nb - 1) / tune_rt_nb + {mr} - 1) / {mr} * {mr};"
     ));
@@ -817,6 +899,15 @@ pub(crate) fn print(
             .collect::<Vec<_>>()
             .join(" ")
     };
+    // Whether `rv` is in the reduction of row `uv`, and whether row `uv` has a step in
+    // the block `pc..pc + nk` (both bounds are affine in `uv`: the rows that have one
+    // are an interval, so a tile has one where its first or last row has).
+    let in_reduction = format!("{rv} >= ({}) && {rv} < ({})", lo(lr), hi(lr));
+    let row_active = format!(
+        "(({}) < tune_rt_pc + tune_rt_nk && ({}) > tune_rt_pc)",
+        lo(lr),
+        hi(lr)
+    );
     // The packing loops: slivers of `width` (block offset `b`, extent `n`) at offset
     // `b * nk`, `width` values per reduction step, zeros past the extent.
     let pack = |c: &mut Text, rows: bool| {
@@ -838,8 +929,14 @@ pub(crate) fn print(
         c.line(&format!(
             "{t} *tune_rt_dst = &{buf}[{b} * tune_rt_nk + tune_rt_kk * {width} + tune_rt_e];"
         ));
+        // Where the reduction follows the rows, a row factor outside it packs a zero.
+        let mask = if rows && s.reduction_leans {
+            format!(" if (!({})) {{ {} }} else", in_reduction, zeros(stride))
+        } else {
+            String::new()
+        };
         c.line(&format!(
-            "if ({b} + tune_rt_e < {n}) {{ {set} {} }} else {{ {} }}",
+            "if ({b} + tune_rt_e < {n}) {{ {set}{mask} {{ {} }} }} else {{ {} }}",
             stores(rows, stride),
             zeros(stride)
         ));
@@ -849,7 +946,9 @@ pub(crate) fn print(
     };
     pack(&mut c, false);
     // Row blocks: P packed in slivers of mr rows, then the tiles.
-    if spec.parallel {
+    if spec.parallel && s.reduction_leans {
+        c.pragma("#pragma omp for schedule(static, 1)");
+    } else if spec.parallel {
         c.pragma("#pragma omp for schedule(static)");
     }
     c.open("for (tune_rt_ic = tune_rt_ulo; tune_rt_ic < tune_rt_uhi; tune_rt_ic += tune_rt_mc)");
@@ -866,6 +965,13 @@ pub(crate) fn print(
     c.open(&format!(
         "for (tune_rt_ib = 0; tune_rt_ib < tune_rt_nu; tune_rt_ib += {mr})"
     ));
+    if s.reduction_leans {
+        c.line(&format!(
+            "int tune_rt_on; {uv} = tune_rt_ic + tune_rt_ib; tune_rt_on = {row_active}; \
+             {uv} = tune_rt_ic + tune_rt_ib + (tune_rt_nu - tune_rt_ib < {mr} ? tune_rt_nu - \
+             tune_rt_ib : {mr}) - 1; if (!tune_rt_on && !{row_active}) continue;"
+        ));
+    }
     c.line(&format!(
         "const {t} *tune_rt_pa = tune_rt_ap + tune_rt_ib * tune_rt_nk;"
     ));
@@ -987,6 +1093,12 @@ pub(crate) fn print(
     }
     c.close();
     for (a, acc) in accs.iter().enumerate() {
+        // A row without a step in this block keeps its value (it is not stored).
+        if s.reduction_leans {
+            c.open(&format!(
+                "{uv} = tune_rt_ic + tune_rt_ib + {a}; if ({row_active})"
+            ));
+        }
         c.line(&format!(
             "if (tune_rt_full) {{ {uv} = tune_rt_ic + tune_rt_ib + {a}; {row_address} {} }} else",
             each_vector(format!("*(tune_rt_vecu *){vector_at} = {acc}[tune_rt_e];"))
@@ -1006,6 +1118,9 @@ pub(crate) fn print(
              tune_rt_jb + tune_rt_e; {guard}{w} = tune_rt_t[tune_rt_e]; }}"
         ));
         c.close();
+        if s.reduction_leans {
+            c.close();
+        }
     }
     if triangle {
         c.close(); // any

@@ -10,7 +10,9 @@
 //! - the reductions vectorized alone;
 //! - its loops reordered so that inner loops walk rows (triangles interchanged,
 //!   reductions moved outside the parallel loop they sit in), with and without the
-//!   reductions vectorized.
+//!   reductions vectorized;
+//! - a band that accumulates a product as register tiles (`pipeline/dense.rs`; trmm's,
+//!   whose row loop carries a dependence: its reduction reads the rows after it).
 //!
 //! The fastest verified one that beats the whole nest as written beyond the noise
 //! replaces its nests' recipes in the tuned file.
@@ -53,7 +55,7 @@ impl Pipeline {
                 ));
                 continue;
             }
-            let Some(tries) = whole_recipes(ctx.dry, whole, nests) else {
+            let Some(tries) = whole_recipes(ctx.dry, whole, nests, ctx.machine) else {
                 left_out.push(leave(
                     "no whole-nest recipe applies: its nests kept nothing, and it has no \
                      reduction to vectorize, no loops to reorder or fuse"
@@ -175,7 +177,12 @@ struct Try {
 
 /// The recipes to try on `whole`: its nests' kept recipes composed, with and without
 /// its reductions vectorized, distinct and not empty; None when there is none.
-fn whole_recipes(dry: &DryRun, whole: &Nest, nests: &[NestReport]) -> Option<Vec<Try>> {
+fn whole_recipes(
+    dry: &DryRun,
+    whole: &Nest,
+    nests: &[NestReport],
+    machine: Option<&MachineInfo>,
+) -> Option<Vec<Try>> {
     let program = &dry.parsed.program;
     let root = program.find_loop(whole.region, whole.root)?;
     let kept: Vec<Part> = dry
@@ -249,6 +256,11 @@ fn whole_recipes(dry: &DryRun, whole: &Nest, nests: &[NestReport]) -> Option<Vec
             recipe = r;
             add(what, (recipe.clone(), left_out.clone()));
         }
+    }
+    // A band of the whole nest that accumulates a product (trmm's, whose row loop
+    // carries a dependence and so is no nest of its own): its register tiles.
+    for (what, recipe) in super::dense::register_tile_recipes(program, root, machine) {
+        add(&what, (recipe, Vec::new()));
     }
     (!tries.is_empty()).then_some(tries)
 }
