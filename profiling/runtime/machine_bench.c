@@ -40,7 +40,6 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -78,14 +77,15 @@ static double now(void) {
  * kernel splits the arrays the same way. */
 #define BLOCK 32
 
+/* Arrays as a program's posix_memalign gives them: no huge-page advice, so the pages are
+ * what the system's transparent huge page policy gives every program (with the policy
+ * `madvise`, 4 KiB pages, as likwid-bench's arrays get them). Advised 2 MiB pages read
+ * 16-27% more DRAM bandwidth on a Zen 4 VM (the prefetchers cross no 4 KiB boundary),
+ * a roof the programs measured against it do not reach. */
 static double *alloc_array(size_t bytes) {
     void *p = NULL;
-    size_t align = (size_t)2 << 20;
-    if (posix_memalign(&p, align, bytes) != 0)
+    if (posix_memalign(&p, 4096, bytes) != 0)
         return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, bytes, MADV_HUGEPAGE); /* advice only; failure is harmless */
-#endif
     return (double *)p;
 }
 
