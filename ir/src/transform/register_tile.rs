@@ -35,9 +35,10 @@
 //! carries no dependence.
 //!
 //! Legality, proved from the statement itself: `W` is the only thing the band writes,
-//! no factor reads it (but trmm's, below), `W`'s subscripts take `u` and `v` each in a subscript of its
-//! own with a non-zero coefficient (distinct `(u, v)` are distinct elements), and no
-//! bound moves with a band variable but the column bound of a triangle. Each element
+//! no factor reads it (but trmm's, below), `W`'s subscripts take `u` and `v` each in a
+//! subscript of its own with a non-zero coefficient (distinct `(u, v)` are distinct
+//! elements), and no bound moves with a band variable but the column bound of a
+//! triangle or the reduction bound that follows the rows. Each element
 //! then sees its updates in the original order of `r`, and elements are independent:
 //! any order of the `(u, v)` tiles computes the same values, bit for bit where the
 //! compiler contracts `w + p * q` the same way in both. Where the column factor reads
@@ -47,9 +48,9 @@
 //! stored those rows (a row's reduction starts after it, so it had no step there and
 //! rows without a step are not stored). A masked step adds `0 * q`: the same sum for
 //! finite `q`, the sign of a zero result aside; an infinite or NaN `q` outside a row's
-//! reduction would make it NaN. The statements before and after
-//! are distributed: legal when no dependence carried by the first two loops runs from
-//! a later part (before, band, after) back to an earlier one.
+//! reduction would make it NaN. The statements before and after are distributed: legal
+//! when no dependence carried by the first two loops runs from a later part (before,
+//! band, after) back to an earlier one.
 //!
 //! The step writes a [`Directive::RegisterTile`] on the band's first loop and leaves
 //! the loops as they are (their semantics, analysis and counts unchanged); the printer
