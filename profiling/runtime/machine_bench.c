@@ -40,6 +40,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -77,15 +78,24 @@ static double now(void) {
  * kernel splits the arrays the same way. */
 #define BLOCK 32
 
-/* Arrays as a program's posix_memalign gives them: no huge-page advice, so the pages are
- * what the system's transparent huge page policy gives every program (with the policy
- * `madvise`, 4 KiB pages, as likwid-bench's arrays get them). Advised 2 MiB pages read
- * 16-27% more DRAM bandwidth on a Zen 4 VM (the prefetchers cross no 4 KiB boundary),
- * a roof the programs measured against it do not reach. */
-static double *alloc_array(size_t bytes) {
+/* Arrays for DRAM (`huge` 0) as a program's posix_memalign gives them: no huge-page
+ * advice, so the pages are what the system's transparent huge page policy gives every
+ * program (with the policy `madvise`, 4 KiB pages, as likwid-bench's arrays get them).
+ * Advised 2 MiB pages read 16-27% more DRAM bandwidth on a Zen 4 VM (the prefetchers
+ * cross no 4 KiB boundary), a roof the programs measured against it do not reach.
+ * Arrays that stay in a cache (`huge` 1) are advised 2 MiB pages: on 4 KiB pages placed
+ * anywhere in memory, a physically indexed L2 holds them with set conflicts that vary
+ * from run to run (Zen 4's L2 triad read 54, 73 or 116 GB/s), and the roof of the
+ * level is what it holds without them. */
+static double *alloc_array(size_t bytes, int huge) {
     void *p = NULL;
-    if (posix_memalign(&p, 4096, bytes) != 0)
+    size_t align = huge ? (size_t)2 << 20 : 4096;
+    if (posix_memalign(&p, align, bytes) != 0)
         return NULL;
+#ifdef MADV_HUGEPAGE
+    if (huge)
+        madvise(p, bytes, MADV_HUGEPAGE); /* advice only; failure is harmless */
+#endif
     return (double *)p;
 }
 
@@ -167,6 +177,26 @@ static NOINLINE double k_load_rep(const double *restrict a, long nblk, long inne
         total += s;
     }
     return total;
+}
+
+/* Read and write one array in place, `p[j] = s * p[j] + t` (16 bytes per element: the
+ * line is read and written back, no write-allocate): the traffic of a nest that updates
+ * what it reads (gemver's A += u1 v1' + u2 v2'), which moves more bytes per second
+ * between a level and L1 than either loads alone or the triad's three streams (Zen 4's
+ * L2: 1.6x). With s = 1 and t = 0 from volatile variables the values never change. */
+static volatile double update_s = 1.0, update_t = 0.0;
+
+static NOINLINE TUNE_NO_LIBCALLS void k_update_rep(double *restrict a, long nblk, long inner) {
+    double s = update_s, t = update_t;
+#pragma omp parallel
+    for (long r = 0; r < inner; r++) {
+#pragma omp for schedule(static) nowait
+        for (long k = 0; k < nblk; k++) {
+            double *restrict p = a + k * BLOCK;
+            for (int j = 0; j < BLOCK; j++)
+                p[j] = s * p[j] + t;
+        }
+    }
 }
 
 static NOINLINE TUNE_NO_LIBCALLS void k_triad_rep(double *restrict a, const double *restrict b,
@@ -354,35 +384,41 @@ static void json_number(const char *name, double v, int last) {
         printf("\"%s\": null%s", name, last ? "" : ", ");
 }
 
-/* Cache mode (a fifth argument INNER): load and triad bandwidth with arrays that stay
- * in a cache, each timed repetition running the kernel INNER times. */
+/* Cache mode (a fifth argument INNER): load, triad and update bandwidth with arrays that
+ * stay in a cache, each timed repetition running the kernel INNER times. */
 static int cache_mode(long nblk, int reps, int threads, long inner) {
     size_t bytes = (size_t)nblk * BLOCK * sizeof(double);
     double n = (double)nblk * BLOCK * (double)inner;
-    double *a = alloc_array(bytes), *b = alloc_array(bytes), *c = alloc_array(bytes);
+    double *a = alloc_array(bytes, 1), *b = alloc_array(bytes, 1), *c = alloc_array(bytes, 1);
     if (!a || !b || !c) {
         fprintf(stderr, "machine_bench: cannot allocate 3 x %zu bytes\n", bytes);
         return 1;
     }
     init_arrays(a, b, c, nblk);
-    double best_load = 1e30, best_triad = 1e30, check = 0.0;
+    double best_load = 1e30, best_triad = 1e30, best_update = 1e30, check = 0.0;
     check += k_load_rep(a, nblk, 1); /* warm the caches */
     k_triad_rep(a, b, c, nblk, 1);
+    k_update_rep(b, nblk, 1);
     for (int r = 0; r < reps; r++) {
         double t0 = now();
         check += k_load_rep(a, nblk, inner);
         double t1 = now();
         k_triad_rep(a, b, c, nblk, inner);
         double t2 = now();
+        k_update_rep(b, nblk, inner);
+        double t3 = now();
         if (t1 - t0 < best_load) best_load = t1 - t0;
         if (t2 - t1 < best_triad) best_triad = t2 - t1;
+        if (t3 - t2 < best_update) best_update = t3 - t2;
     }
+    check += b[0];
     check += a[0] + a[nblk * BLOCK - 1];
     sink = check;
     printf("{\"threads\": %d, \"array_bytes\": %zu, \"inner\": %ld, \"bandwidth\": {", threads,
            bytes, inner);
     json_number("load", 8.0 * n / best_load * 1e-9, 0);
-    json_number("triad", 24.0 * n / best_triad * 1e-9, 1);
+    json_number("triad", 24.0 * n / best_triad * 1e-9, 0);
+    json_number("update", 16.0 * n / best_update * 1e-9, 1);
     printf("}, \"checksum\": %.17g}\n", check);
     free(a);
     free(b);
@@ -419,7 +455,7 @@ int main(int argc, char **argv) {
     }
     size_t bytes = (size_t)nblk * BLOCK * sizeof(double);
     double n = (double)nblk * BLOCK;
-    double *a = alloc_array(bytes), *b = alloc_array(bytes), *c = alloc_array(bytes);
+    double *a = alloc_array(bytes, 0), *b = alloc_array(bytes, 0), *c = alloc_array(bytes, 0);
     if (!a || !b || !c) {
         fprintf(stderr, "machine_bench: cannot allocate 3 x %zu bytes\n", bytes);
         return 1;

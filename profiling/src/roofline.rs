@@ -62,7 +62,7 @@ impl Roof {
                 if caches.is_empty() {
                     "".to_string()
                 } else {
-                    "cache levels' load/triad, ".to_string()
+                    "cache levels' load/triad/update, ".to_string()
                 }
             ),
             caches,

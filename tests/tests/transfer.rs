@@ -135,14 +135,32 @@ fn build_train_embed_apply() {
     let n = &nests[0];
     // At most K neighbours: only entries with a recipe that beat their baseline count
     // (at MINI, timing noise decides how many of the three do); besides them, syrk's
-    // product band gets the register-tile rule's two candidates.
-    let rule = n["candidates"]
-        .as_array()
-        .unwrap()
+    // product band gets the register-tile rule's two sizes, each measured once: a
+    // neighbour's register tile (the search spaces propose them), re-fitted here, is
+    // the rule's first size and is not added again.
+    let candidates = n["candidates"].as_array().unwrap();
+    let rule = candidates
         .iter()
         .filter(|c| c["from"]["program"] == "register-tile rule")
         .count();
-    assert_eq!(rule, 2, "{n}");
+    let tiles: std::collections::BTreeSet<String> = candidates
+        .iter()
+        .filter(|c| c["recipe"].to_string().contains("register_tile"))
+        .map(|c| c["recipe"].to_string())
+        .collect();
+    assert!((1..=2).contains(&rule), "{n}");
+    assert_eq!(tiles.len(), 2, "{n}");
+    // Each size measured once: the neighbours' copies are passed over as the same
+    // recipe, and no candidate is left unmeasured without a reason.
+    assert_eq!(
+        candidates
+            .iter()
+            .filter(|c| c["recipe"].to_string().contains("register_tile")
+                && c["verdict"] != "same recipe")
+            .count(),
+        2,
+        "{n}"
+    );
     assert!(n["neighbours"].as_array().unwrap().len() <= 2 + rule);
     assert!(n["measured_variants"].as_u64().unwrap() <= 3 + rule as u64);
     for c in n["candidates"].as_array().unwrap() {

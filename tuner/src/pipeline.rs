@@ -492,6 +492,18 @@ impl Pipeline {
             for v in &mut visited {
                 v.recipe = dense::fit_to_machine(&v.recipe, program, root, ctx.machine);
             }
+            // Register tiles sized elsewhere become one recipe here: a later pick equal
+            // to an earlier one is passed over as the same recipe.
+            for i in 0..visited.len() {
+                if !visited[i].is_pick() {
+                    continue;
+                }
+                if let Some(j) =
+                    (0..i).find(|&j| visited[j].is_pick() && visited[j].recipe == visited[i].recipe)
+                {
+                    visited[i].outcome = crate::retrieve::Outcome::Same(j);
+                }
+            }
         }
         let mut candidates: Vec<Candidate> = visited
             .iter()
@@ -503,6 +515,11 @@ impl Pipeline {
             .collect();
         if let Some(root) = root {
             for (what, recipe) in dense::register_tile_recipes(program, root, ctx.machine) {
+                // A neighbour's register tile, re-fitted, may be this very recipe: it
+                // is measured once, as the neighbour's.
+                if picks.iter().any(|p| p.as_ref() == Some(&recipe)) {
+                    continue;
+                }
                 picks.push(Some(recipe.clone()));
                 candidates.push(dense::rule_candidate(what, recipe));
             }

@@ -45,6 +45,12 @@ pub struct VersionModel {
     pub bytes_compulsory: u64,
     /// Flops per compulsory byte.
     pub oi: f64,
+    /// The data the version touches, as it sits in the caches: the larger of the bytes
+    /// read and the bytes written (an element updated in place is one element, where
+    /// `bytes_compulsory` counts its read and its write); 0 in profiles written before
+    /// it existed.
+    #[serde(default)]
+    pub footprint_bytes: u64,
     /// Modelled misses per cache level (name, misses) and DRAM bytes.
     pub misses: Vec<(String, u64)>,
     /// Modelled DRAM traffic (bytes).
@@ -298,6 +304,7 @@ fn version_model(
         flops: counts.flops,
         bytes_compulsory: counts.bytes_compulsory,
         oi: counts.operational_intensity,
+        footprint_bytes: counts.bytes_read.max(counts.bytes_written),
         misses: m
             .levels
             .iter()
@@ -320,11 +327,20 @@ fn roofline_rows(m: &MachineInfo, nests: &[NestProfile]) -> (Roof, Vec<RooflineR
             let flops: u64 = n.models.iter().map(|m| m.flops).sum();
             let dram: u64 = n.models.iter().map(|m| m.dram_bytes).sum();
             let compulsory: u64 = n.models.iter().map(|m| m.bytes_compulsory).sum();
-            // One run's data: the level it lives in gives the roof.
+            // One run's data: the level it lives in gives the roof. Read and written
+            // elements may be the same ones: the larger of the two sets (a lower bound
+            // of the data, so the roof is never set by a level slower than the one the
+            // data fits).
             let footprint = n
                 .models
                 .iter()
-                .map(|m| m.bytes_compulsory)
+                .map(|m| {
+                    if m.footprint_bytes > 0 {
+                        m.footprint_bytes
+                    } else {
+                        m.bytes_compulsory
+                    }
+                })
                 .max()
                 .unwrap_or(0);
             let in_cache = roof.memory(footprint).0 != Bound::Dram;

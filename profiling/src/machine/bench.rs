@@ -103,16 +103,16 @@ pub(super) fn run_bench(
     })
 }
 
-/// Load and triad bandwidth (GB/s) with `array_bytes` per array, each timed repetition
-/// running the kernels `inner` times over data that stays in cache.
+/// Load, triad and update bandwidth (GB/s) with `array_bytes` per array, each timed
+/// repetition running the kernels `inner` times over data that stays in cache.
 pub(super) fn run_cache_bench(
     exe: &Path,
     array_bytes: u64,
     reps: u32,
     threads: u32,
     inner: u64,
-) -> Result<(f64, f64)> {
-    let traffic = 32.0 * array_bytes as f64 * inner as f64 * reps as f64 / 0.5e9;
+) -> Result<(f64, f64, f64)> {
+    let traffic = 48.0 * array_bytes as f64 * inner as f64 * reps as f64 / 0.5e9;
     let limit = Duration::from_secs_f64(60.0 + traffic);
     let args = [
         array_bytes.to_string(),
@@ -129,7 +129,7 @@ pub(super) fn run_cache_bench(
     })
 }
 
-pub(super) fn parse_cache_output(stdout: &str) -> std::result::Result<(f64, f64), String> {
+pub(super) fn parse_cache_output(stdout: &str) -> std::result::Result<(f64, f64, f64), String> {
     #[derive(Deserialize)]
     struct Raw {
         bandwidth: RawCache,
@@ -138,6 +138,7 @@ pub(super) fn parse_cache_output(stdout: &str) -> std::result::Result<(f64, f64)
     struct RawCache {
         load: Option<f64>,
         triad: Option<f64>,
+        update: Option<f64>,
     }
     let raw: Raw = serde_json::from_str(stdout.trim()).map_err(|e| e.to_string())?;
     let need = |name: &str, v: Option<f64>| match v {
@@ -147,6 +148,7 @@ pub(super) fn parse_cache_output(stdout: &str) -> std::result::Result<(f64, f64)
     Ok((
         need("load bandwidth", raw.bandwidth.load)?,
         need("triad bandwidth", raw.bandwidth.triad)?,
+        need("update bandwidth", raw.bandwidth.update)?,
     ))
 }
 

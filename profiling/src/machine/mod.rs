@@ -129,12 +129,16 @@ pub struct CacheBandwidth {
     pub load: f64,
     /// `a[i] = b[i] + s*c[i]`.
     pub triad: f64,
+    /// `a[i] = s*a[i] + t` (16 bytes per element; 0 in a description measured before it
+    /// existed).
+    #[serde(default)]
+    pub update: f64,
 }
 
 impl CacheBandwidth {
-    /// The roof of this level: the faster of its load and triad kernels.
+    /// The roof of this level: the fastest of its load, triad and update kernels.
     pub fn roof(&self) -> f64 {
-        self.load.max(self.triad)
+        self.load.max(self.triad).max(self.update)
     }
 }
 
@@ -392,13 +396,14 @@ fn cache_bandwidths(
         let array_bytes = (capacity_bytes / 6 / 256 * 256).max(256 * threads as u64);
         // Each timed repetition moves at least 256 MiB.
         let inner = (256 * MIB / array_bytes).max(1);
-        let (load, triad) = bench::run_cache_bench(exe, array_bytes, 5, threads, inner)?;
+        let (load, triad, update) = bench::run_cache_bench(exe, array_bytes, 5, threads, inner)?;
         out.push(CacheBandwidth {
             level: c.level,
             capacity_bytes,
             array_bytes,
             load,
             triad,
+            update,
         });
     }
     Ok(out)

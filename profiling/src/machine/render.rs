@@ -71,6 +71,12 @@ pub fn render(m: &MachineInfo) -> String {
             Some(c.triad),
             all.map(|x| x.triad),
         );
+        row(
+            &mut s,
+            &format!("{name} update GB/s"),
+            Some(c.update),
+            all.map(|x| x.update),
+        );
     }
     let (p1, pa) = (&m.peak_1, &m.peak_all);
     row(&mut s, "scalar GFLOP/s", Some(p1.scalar), Some(pa.scalar));
@@ -87,8 +93,9 @@ pub fn render(m: &MachineInfo) -> String {
         let _ = writeln!(
             s,
             "cache levels: arrays of half the level's capacity per thread, kernels repeated \
-             over them in one parallel region, best of three rounds of repetitions (the \
-             roofs of `tune profile` and `tune apply`)"
+             over them in one parallel region (update: a[i] = s*a[i] + t, 16 bytes per \
+             element), best of three rounds of repetitions (the roofs of `tune profile` and \
+             `tune apply`: the fastest kernel)"
         );
     }
     let _ = writeln!(s, "peak: 2 flops per FMA per lane, best of repetitions");
