@@ -1,5 +1,6 @@
 //! The cache-aware roofline: no nest of the dataset (SMALL) gets more than 100% of a
-//! measured roof in `tune profile --json`, and each row names the roof that binds it.
+//! measured roof in `tune profile --json`, beyond the measurements' noise (10%), and
+//! each row names the roof that binds it.
 //! A value above 100% says the roof is wrong (the machine's levels mismeasured, or a
 //! nest held against the wrong level).
 
@@ -27,7 +28,12 @@ fn no_dataset_nest_exceeds_its_roof() {
                 "{bound}"
             );
             bounds.insert(bound.clone());
-            if !(e.is_finite() && e <= 1.0) {
+            // Both the roof and the nest's time are measured on the machine (best of
+            // rounds, on a host that may be shared): a nest whose data streams as fast
+            // as the roof's kernels reads within their noise of 100%. Above that the
+            // roof is wrong (an update through L2 at 153% of a roof of loads and
+            // triads, an in-place element counted twice in the footprint: both were).
+            if !(e.is_finite() && e <= 1.10) {
                 over.push(format!(
                     "{} {}: {:.0}% {bound}",
                     p.name,

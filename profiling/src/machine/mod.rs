@@ -378,25 +378,41 @@ fn best_of(into: &mut [CacheBandwidth], other: Vec<CacheBandwidth>) {
     for (a, b) in into.iter_mut().zip(other) {
         a.load = a.load.max(b.load);
         a.triad = a.triad.max(b.triad);
+        a.update = a.update.max(b.update);
     }
 }
 
-/// Load and triad bandwidth of every data cache level on `threads` threads: arrays of
-/// half the level's capacity, where the capacity counts every instance the threads use.
+/// Load, triad and update bandwidth of every data cache level on `threads` threads:
+/// arrays of half the level's capacity, where the capacity counts every instance the
+/// threads use; below L1, also arrays of twice the level above's capacity (data just
+/// past the faster level, where a level streams fastest: a roof holds for every
+/// footprint that lives in the level), the faster of the two per kernel.
 fn cache_bandwidths(
     exe: &Path,
     caches: &[CacheLevel],
     threads: u32,
 ) -> Result<Vec<CacheBandwidth>> {
     let mut out = Vec::new();
+    let mut above: Option<u64> = None;
     for c in data_caches(caches) {
         let instances = (threads.max(1) as u64).div_ceil(c.shared_by_cpus.max(1) as u64);
         let capacity_bytes = c.size_bytes * instances;
+        let run = |array_bytes: u64| {
+            // Each timed repetition moves at least 256 MiB.
+            let inner = (256 * MIB / array_bytes).max(1);
+            bench::run_cache_bench(exe, array_bytes, 5, threads, inner)
+        };
         // Three arrays for the triad: together half the capacity.
         let array_bytes = (capacity_bytes / 6 / 256 * 256).max(256 * threads as u64);
-        // Each timed repetition moves at least 256 MiB.
-        let inner = (256 * MIB / array_bytes).max(1);
-        let (load, triad, update) = bench::run_cache_bench(exe, array_bytes, 5, threads, inner)?;
+        let (mut load, mut triad, mut update) = run(array_bytes)?;
+        if let Some(faster) = above {
+            let small = (2 * faster / 256 * 256).max(256 * threads as u64);
+            if small < array_bytes {
+                let (l, t, u) = run(small)?;
+                (load, triad, update) = (load.max(l), triad.max(t), update.max(u));
+            }
+        }
+        above = Some(capacity_bytes);
         out.push(CacheBandwidth {
             level: c.level,
             capacity_bytes,
