@@ -99,7 +99,11 @@ impl<'a> Cpu<'a> {
 /// Sizes for a sum of `products` products of elements of `elem` bytes on `cpu`
 /// (16-byte vectors and typical caches where there is none).
 pub fn sizes(cpu: Option<Cpu>, elem: u32, products: u32) -> Sizes {
-    let has = |f: &str| cpu.is_some_and(|c| c.flags.iter().any(|x| x == f));
+    let cpu = cpu.unwrap_or(Cpu {
+        flags: &[],
+        caches: &[],
+    });
+    let has = |f: &str| cpu.flags.iter().any(|x| x == f);
     let (vector_bytes, registers) = if has("avx512f") {
         (64, 32)
     } else if has("avx2") {
@@ -107,15 +111,7 @@ pub fn sizes(cpu: Option<Cpu>, elem: u32, products: u32) -> Sizes {
     } else {
         (16, 16)
     };
-    let cache = |level| match cpu {
-        Some(c) => c.cache_bytes(level),
-        None => Cpu {
-            flags: &[],
-            caches: &[],
-        }
-        .cache_bytes(level),
-    };
-    let caches = [1, 2, 3].map(|level| cache(level).min(1 << 30) as u32);
+    let caches = [1, 2, 3].map(|level| cpu.cache_bytes(level).min(1 << 30) as u32);
     sizes_for(vector_bytes, registers, caches, elem, products)
 }
 
