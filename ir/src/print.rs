@@ -214,6 +214,13 @@ pub fn node(n: &Node, opts: &PrintOptions, depth: usize, out: &mut String) {
                 crate::transform::register_tile::print(l, spec, opts, depth, out);
                 return;
             }
+            if let Some(spec) = l.directives.iter().find_map(|d| match d {
+                crate::program::Directive::TimeTile(spec) => Some(spec),
+                _ => None,
+            }) {
+                crate::transform::time_tile::print(l, spec, opts, depth, out);
+                return;
+            }
             let declare = opts.declare_loop_vars || l.declares_var;
             let block = declare && opts.c89;
             let depth = if block {

@@ -326,6 +326,9 @@ pub enum Directive {
     /// The band of three loops that starts here is printed as a packed, blocked kernel
     /// over a vector register tile (`transform/register_tile.rs`).
     RegisterTile(RegisterTileSpec),
+    /// The time loop that starts here is printed as skewed tiles over its sweeps' rows
+    /// (`transform/time_tile.rs`).
+    TimeTile(TimeTileSpec),
 }
 
 /// A register tile and its cache blocks: `mr` rows by `nr` columns (a GNU C vector of
@@ -342,6 +345,17 @@ pub struct RegisterTileSpec {
     pub parallel: bool,
     /// The element type (the written array's).
     pub dtype: DType,
+}
+
+/// A time tile: blocks of `depth` steps of a time loop, each sweep's rows cut into
+/// tiles of `width` rows skewed against the steps; with `parallel`, one OpenMP team
+/// around the whole loop shares the rows of every parallel sweep of a tile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimeTileSpec {
+    pub width: u32,
+    pub depth: u32,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub parallel: bool,
 }
 
 impl Directive {
@@ -370,6 +384,7 @@ impl Directive {
         match self {
             Directive::OmpParallelFor { .. } => true,
             Directive::RegisterTile(spec) => spec.parallel,
+            Directive::TimeTile(spec) => spec.parallel,
             Directive::Other { text } => {
                 let w: Vec<&str> = text.split_whitespace().take(4).collect();
                 w.get(1..4) == Some(&["omp", "parallel", "for"][..])
@@ -390,6 +405,7 @@ impl Directive {
             Directive::OmpParallelFor { .. } | Directive::OmpSimd { .. } => true,
             Directive::GccUnroll { .. } => false,
             Directive::RegisterTile(spec) => spec.parallel,
+            Directive::TimeTile(spec) => spec.parallel,
             Directive::InParallel { .. } => true,
             Directive::Other { text } => text.split_whitespace().nth(1) == Some("omp"),
         }
@@ -454,6 +470,13 @@ impl fmt::Display for Directive {
                 t.mc,
                 t.kc,
                 t.nc,
+                if t.parallel { ", parallel" } else { "" }
+            ),
+            Directive::TimeTile(t) => write!(
+                f,
+                "/* time tile of {} steps, {} rows{} */",
+                t.depth,
+                t.width,
                 if t.parallel { ", parallel" } else { "" }
             ),
             Directive::Other { text } | Directive::InParallel { text } => f.write_str(text),

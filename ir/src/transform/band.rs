@@ -132,13 +132,13 @@ pub(crate) fn nest_headers(headers: Vec<Loop>, body: Vec<Node>) -> Loop {
     out.expect("at least one header")
 }
 
-/// The variable of the loop, at `at` or around it, whose register tile holds loop `at`
-/// (its band and the statements before it print as one kernel).
+/// The variable of the loop, at `at` or around it, whose register tile or time tile
+/// holds loop `at` (its loops print as one kernel).
 pub(crate) fn register_tiled_into(root: &Loop, at: usize) -> Option<String> {
     let tiled = |l: &&Loop| {
         l.directives
             .iter()
-            .any(|d| matches!(d, Directive::RegisterTile(_)))
+            .any(|d| matches!(d, Directive::RegisterTile(_) | Directive::TimeTile(_)))
     };
     // The root's tile holds every loop, even one `locate` cannot reach.
     if tiled(&root) {

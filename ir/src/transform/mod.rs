@@ -65,6 +65,7 @@ mod scalar_replace;
 mod simd;
 mod skew;
 mod tile;
+pub(crate) mod time_tile;
 mod triangle;
 mod unroll_jam;
 
@@ -85,6 +86,7 @@ use unroll_jam::*;
 
 pub use crate::program::Schedule;
 pub use register_tile::{sites as register_tile_sites, Site as RegisterTileSite};
+pub use time_tile::{site as time_tile_site, Site as TimeTileSite};
 
 /// One transformation of a nest (stable JSON form, tagged by `step`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -152,6 +154,17 @@ pub enum Step {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         parallel: bool,
     },
+    /// Prints the time loop at `at` (its body a sequence of sweeps over rows) as blocks
+    /// of `depth` steps whose sweeps' rows are cut into tiles of `width` rows, skewed
+    /// so that each tile runs every step of its block; with `parallel`, one OpenMP team
+    /// around the loop shares each parallel sweep's rows (`transform/time_tile.rs`).
+    TimeTile {
+        at: usize,
+        width: u32,
+        depth: u32,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        parallel: bool,
+    },
 }
 
 impl Step {
@@ -169,6 +182,7 @@ impl Step {
             | Step::Fuse { at }
             | Step::InterchangeTriangle { at }
             | Step::RegisterTile { at, .. }
+            | Step::TimeTile { at, .. }
             | Step::Skew { at, .. } => *at,
         }
     }
@@ -188,6 +202,7 @@ impl Step {
             | Step::Fuse { at: a }
             | Step::InterchangeTriangle { at: a }
             | Step::RegisterTile { at: a, .. }
+            | Step::TimeTile { at: a, .. }
             | Step::Skew { at: a, .. } => *a = at,
         }
         s
@@ -272,6 +287,7 @@ pub fn apply(
             Step::Parallelize { .. }
                 | Step::Vectorize { .. }
                 | Step::RegisterTile { parallel: true, .. }
+                | Step::TimeTile { parallel: true, .. }
         );
         renumber(&mut prog.regions[region].body);
         renumber_statements(&mut prog.regions[region].body);
@@ -355,7 +371,7 @@ fn apply_step(nest: &mut Loop, step: &Step, cx: &mut Ctx) -> Result<Option<Post>
     }
     if let Some(head) = register_tiled_into(nest, at) {
         return Err(cx.na(format!(
-            "the loop is part of the register tile of loop '{head}'"
+            "the loop is printed as part of the kernel (register or time tile) of loop '{head}'"
         )));
     }
     if let Some(head) = collapsed_into(nest, at) {
@@ -428,6 +444,19 @@ fn apply_step(nest: &mut Loop, step: &Step, cx: &mut Ctx) -> Result<Option<Post>
                 dtype: DType::F64,
             };
             register_tile(nest, at, spec, inside_parallel, cx)?
+        }
+        Step::TimeTile {
+            width,
+            depth,
+            parallel,
+            ..
+        } => {
+            let spec = crate::program::TimeTileSpec {
+                width: *width,
+                depth: *depth,
+                parallel: *parallel,
+            };
+            time_tile::time_tile(nest, at, spec, inside_parallel, cx)?
         }
     }
     Ok(None)

@@ -1,0 +1,655 @@
+//! Time tiling: a time loop whose body is a sequence of sweeps over the rows of its
+//! arrays (jacobi-1d/2d, heat-3d, fdtd-2d, seidel-2d) is printed as blocks of `depth`
+//! steps; within a block each sweep's rows are cut into tiles of `width` rows, skewed
+//! against the sweeps, and a tile runs every sweep of every step of its block before
+//! the next tile starts. The rows a tile touches then stay in cache across the block's
+//! steps instead of streaming every array through memory once per step.
+//!
+//! The sweeps of one step are numbered `s = 0..S`; sweep `s` of step `t` is sub-step
+//! `tau = t * S + s`, and `tau'` counts sub-steps from the block's first. Tile `b` of a
+//! block holds, in sub-step `tau'`, the rows `[b * width - r * tau', (b + 1) * width -
+//! r * tau')` of every sweep (clipped to the sweep's own rows): a parallelogram, leaning
+//! back by the skew `r` rows per sub-step.
+//!
+//! Forms read: the time loop (step 1) holds only sweeps. A sweep is a loop whose
+//! variable (its row) is the first subscript, plus a constant, of every access to an
+//! array the time loop writes (`B[i][j] = A[i - 1][j] + ...`), its bounds fixed over
+//! the steps; or a statement or loop whose accesses to those arrays all have constant
+//! first subscripts (fdtd-2d's `ey[0][j] = src[t]`), run once, by the tile that holds
+//! that row. Arrays the time loop only reads may be indexed freely (`src[t]`). A sweep
+//! writes no scalar but its own locals, and declares nothing directly in the time loop.
+//!
+//! Legality: instance `(tau1, x1)` (sub-step, row) must still run before `(tau2, x2)`
+//! where they touch one element, one of them writing, and `tau1 < tau2`. Within a block
+//! the new order is by tile, then sub-step, then row, and the tile of `(tau, x)` is
+//! `floor((x + r * tau') / width)`, which grows with `x + r * tau'`. So the order holds
+//! where `x1 + r * tau1' <= x2 + r * tau2'`. Two accesses with first subscripts `x1 +
+//! o1` and `x2 + o2` meet where `x1 - x2 = o2 - o1`, and the sub-steps of the two
+//! sweeps are at least `d` apart (`s2 - s1`, or `s2 - s1 + S` into a later step, `S`
+//! for one sweep against itself), so `r >= (o2 - o1) / d` over every such pair suffices.
+//! The skew is the least such `r`. Within one sub-step rows still run in their order
+//! (tiles in order, rows in order within each), and blocks run in order. Nothing else
+//! about the other subscripts is assumed: two accesses are taken to meet whenever their
+//! rows do.
+//!
+//! With `parallel`, one OpenMP team runs the whole loop. Every thread walks the blocks,
+//! tiles and sub-steps (the bounds are the same for all), a sweep whose row loop carries
+//! no dependence shares its rows in the tile (`omp for`, whose barrier ends the
+//! sub-step), and any other sweep runs on one thread (`omp single`). So the team starts
+//! once, not once per sweep of every step.
+//!
+//! The step writes a [`Directive::TimeTile`] on the time loop and leaves the loops as
+//! they are (semantics, analysis and counts unchanged); [`print`] writes the tiles in
+//! their place. No later step may change a loop of the time loop.
+
+use super::*;
+use crate::print::{self, PrintOptions};
+use crate::program::TimeTileSpec;
+
+/// One sweep of the time loop's body.
+#[derive(Debug, Clone)]
+pub(crate) struct Sweep<'a> {
+    pub node: &'a Node,
+    /// The row loop, or None for a sweep run once at row `point`.
+    pub row: Option<&'a Loop>,
+    pub point: i64,
+    /// `(array, first-subscript offset from the row, write)` of every access to an
+    /// array the time loop writes.
+    pub accesses: Vec<(String, i64, bool)>,
+}
+
+/// A time loop a time tile applies to.
+#[derive(Debug, Clone)]
+pub(crate) struct Shape<'a> {
+    pub sweeps: Vec<Sweep<'a>>,
+    /// Rows a tile leans back per sub-step.
+    pub skew: i64,
+}
+
+impl Shape<'_> {
+    /// Whether some sweep's rows may be shared by a team.
+    pub fn any_parallel(&self) -> bool {
+        self.sweeps
+            .iter()
+            .any(|s| s.row.is_some_and(|l| l.kind == LoopKind::Map))
+    }
+}
+
+/// Every array access in `body`, with whether it is written, subscripts included.
+fn accesses(body: &[Node], out: &mut Vec<(Expr, bool)>) {
+    fn reads(e: &Expr, out: &mut Vec<(Expr, bool)>) {
+        e.walk(&mut |x| {
+            if let Expr::Access { .. } = x {
+                out.push((x.clone(), false));
+            }
+        });
+    }
+    for n in body {
+        match n {
+            Node::Assign(a) => {
+                match &a.target {
+                    Expr::Access { indices, .. } => {
+                        out.push((a.target.clone(), true));
+                        if a.op != AssignOp::Set {
+                            out.push((a.target.clone(), false));
+                        }
+                        indices.iter().for_each(|i| reads(i, out));
+                    }
+                    other => reads(other, out),
+                }
+                reads(&a.value, out);
+            }
+            Node::Decl(d) => {
+                d.dims.iter().for_each(|e| reads(e, out));
+                if let Some(e) = &d.init {
+                    reads(e, out);
+                }
+            }
+            Node::If(i) => {
+                reads(&i.cond, out);
+                accesses(&i.then_body, out);
+                accesses(&i.else_body, out);
+            }
+            Node::Block(b) => accesses(b, out),
+            Node::Loop(l) => {
+                reads(&l.init, out);
+                reads(&l.bound, out);
+                accesses(&l.body, out);
+            }
+            Node::Opaque(_) => {}
+        }
+    }
+}
+
+/// Scalars assigned in `body`, and names declared there.
+fn scalars_written(body: &[Node], written: &mut BTreeSet<String>, declared: &mut BTreeSet<String>) {
+    for n in body {
+        match n {
+            Node::Assign(a) => {
+                if let Expr::Var(v) = &a.target {
+                    written.insert(v.clone());
+                }
+            }
+            Node::Decl(d) => {
+                declared.insert(d.name.clone());
+            }
+            Node::If(i) => {
+                scalars_written(&i.then_body, written, declared);
+                scalars_written(&i.else_body, written, declared);
+            }
+            Node::Block(b) => scalars_written(b, written, declared),
+            Node::Loop(l) => {
+                declared.insert(l.var.clone());
+                scalars_written(&l.body, written, declared);
+            }
+            Node::Opaque(_) => {}
+        }
+    }
+}
+
+/// The time loop `l` read as sweeps, or why it cannot be.
+pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
+    if l.step != 1 || !matches!(l.cmp, LoopCmp::Lt | LoopCmp::Le) {
+        return Err(format!("loop '{}' does not count up by one", l.var));
+    }
+    if crate::program::has_opaque(&l.body) {
+        return Err("the time loop holds a statement the IR does not model".into());
+    }
+    let inner = crate::program::loops(&l.body);
+    let own = l
+        .directives
+        .iter()
+        .any(|d| !matches!(d, Directive::TimeTile(_)));
+    if let Some(x) = std::iter::once(l)
+        .filter(|_| own)
+        .chain(inner.iter().copied().filter(|x| !x.directives.is_empty()))
+        .next()
+    {
+        return Err(format!("loop '{}' carries a directive", x.var));
+    }
+    if inner.is_empty() {
+        return Err("the time loop holds no loop".into());
+    }
+    // The arrays the time loop writes.
+    let mut all = Vec::new();
+    accesses(&l.body, &mut all);
+    let written: BTreeSet<String> = all
+        .iter()
+        .filter(|(_, w)| *w)
+        .filter_map(|(e, _)| match e {
+            Expr::Access { array, .. } => Some(array.clone()),
+            _ => None,
+        })
+        .collect();
+    if written.is_empty() {
+        return Err("the time loop writes no array".into());
+    }
+    let loop_vars: BTreeSet<&str> = std::iter::once(l)
+        .chain(inner.iter().copied())
+        .map(|x| x.var.as_str())
+        .collect();
+    let fixed = |e: &Expr| loop_vars.iter().all(|v| !e.mentions(v));
+    if !fixed(&l.init) || !fixed(&l.bound) {
+        return Err("the time loop's bounds move with its own loops".into());
+    }
+    let mut sweeps = Vec::new();
+    for (k, n) in l.body.iter().enumerate() {
+        if let Node::Decl(d) = n {
+            return Err(format!(
+                "'{}' is declared in the time loop, outside its sweeps",
+                d.name
+            ));
+        }
+        let (mut w, mut declared) = (BTreeSet::new(), BTreeSet::new());
+        scalars_written(std::slice::from_ref(n), &mut w, &mut declared);
+        if let Some(v) = w.iter().find(|v| !declared.contains(*v)) {
+            return Err(format!("sweep {k} writes the scalar '{v}' of the time loop"));
+        }
+        let mut acc = Vec::new();
+        accesses(std::slice::from_ref(n), &mut acc);
+        let firsts: Vec<(String, Option<crate::affine::Affine>, bool)> = acc
+            .iter()
+            .filter_map(|(e, wr)| match e {
+                Expr::Access { array, indices } if written.contains(array) => Some((
+                    array.clone(),
+                    indices.first().and_then(|i| affine_of(i, &|_| true)),
+                    *wr,
+                )),
+                _ => None,
+            })
+            .collect();
+        let row = match n {
+            Node::Loop(x)
+                if firsts.iter().any(|(_, f, _)| {
+                    f.as_ref().is_some_and(|f| f.coeff(&x.var) != 0)
+                }) =>
+            {
+                Some(x)
+            }
+            _ => None,
+        };
+        let mut sweep = Sweep {
+            node: n,
+            row,
+            point: 0,
+            accesses: Vec::new(),
+        };
+        match row {
+            Some(x) => {
+                if x.step != 1 || !matches!(x.cmp, LoopCmp::Lt | LoopCmp::Le) {
+                    return Err(format!("row loop '{}' does not count up by one", x.var));
+                }
+                if !fixed(&x.init) || !fixed(&x.bound) {
+                    return Err(format!(
+                        "the rows of loop '{}' move with the steps or another loop",
+                        x.var
+                    ));
+                }
+            }
+            None => {
+                sweep.point = firsts
+                    .iter()
+                    .find_map(|(_, f, _)| f.as_ref().filter(|f| f.is_constant()))
+                    .map_or(0, |f| f.constant);
+            }
+        }
+        for (array, first, wr) in firsts {
+            let ok = first.filter(|f| match row {
+                Some(x) => f.coeffs.len() == 1 && f.coeff(&x.var) == 1,
+                None => f.is_constant(),
+            });
+            let Some(f) = ok else {
+                return Err(format!(
+                    "sweep {k}: the first subscript of '{array}' is not {} plus a constant",
+                    row.map_or("a constant".to_string(), |x| format!("'{}'", x.var))
+                ));
+            };
+            let o = f.constant - if row.is_some() { 0 } else { sweep.point };
+            sweep.accesses.push((array, o, wr));
+        }
+        sweeps.push(sweep);
+    }
+    if sweeps.iter().all(|s| s.row.is_none()) {
+        return Err("no sweep of the time loop walks rows".into());
+    }
+    // The least skew that keeps every pair of meeting accesses in order.
+    let n = sweeps.len() as i64;
+    let mut skew = 0i64;
+    for (s1, a) in sweeps.iter().enumerate() {
+        for (s2, b) in sweeps.iter().enumerate() {
+            let d = if s2 > s1 {
+                (s2 - s1) as i64
+            } else {
+                s2 as i64 - s1 as i64 + n
+            };
+            for (x, o1, w1) in &a.accesses {
+                for (y, o2, w2) in &b.accesses {
+                    if x == y && (*w1 || *w2) && o2 > o1 {
+                        skew = skew.max((o2 - o1 + d - 1) / d);
+                    }
+                }
+            }
+        }
+    }
+    Ok(Shape {
+        sweeps,
+        skew,
+    })
+}
+
+pub(super) fn time_tile(
+    nest: &mut Loop,
+    at: usize,
+    spec: TimeTileSpec,
+    inside_parallel: bool,
+    cx: &mut Ctx,
+) -> Result<(), Refusal> {
+    if !(1..=4096).contains(&spec.width) || !(1..=1024).contains(&spec.depth) {
+        return Err(cx.na(format!(
+            "time tile of {} steps by {} rows (1..=1024 steps, 1..=4096 rows)",
+            spec.depth, spec.width
+        )));
+    }
+    if inside_parallel {
+        return Err(cx.na("the time loop is inside a parallel loop"));
+    }
+    let l = loop_at(nest, at).expect("loop");
+    let s = shape(l).map_err(|why| cx.na(why))?;
+    if spec.parallel && !s.any_parallel() {
+        return Err(cx.na("no sweep of the time loop has rows that may run in parallel"));
+    }
+    // A loop variable declared outside ends as the loops leave it; that is printed for
+    // loops whose bounds do not move with the time loop's loops.
+    if !spec.parallel {
+        let vars: BTreeSet<&str> = std::iter::once(l)
+            .chain(crate::program::loops(&l.body))
+            .map(|x| x.var.as_str())
+            .collect();
+        if let Some(x) = crate::program::loops(&l.body).into_iter().find(|x| {
+            !x.declares_var
+                && vars
+                    .iter()
+                    .any(|v| x.init.mentions(v) || x.bound.mentions(v))
+        }) {
+            return Err(cx.na(format!(
+                "loop '{}' is declared outside and its bounds move with another loop",
+                x.var
+            )));
+        }
+    }
+    let l = loop_at_mut(nest, at).expect("loop");
+    l.directives = vec![Directive::TimeTile(spec)];
+    Ok(())
+}
+
+/// A time loop a time tile may apply to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Site {
+    /// Sweeps per step.
+    pub sweeps: usize,
+    /// Rows a tile leans back per sweep.
+    pub skew: i64,
+    /// Some sweep's rows may run in parallel.
+    pub parallel: bool,
+    /// Bytes of one row of the widest array the loop writes or reads (where its
+    /// extents are known), and how many arrays it touches.
+    pub row_bytes: Option<i64>,
+    pub arrays: usize,
+}
+
+/// Whether the nest `root` is a time loop a time tile applies to, and its sizes.
+pub fn site(root: &Loop, arrays: &[Array]) -> Option<Site> {
+    let s = shape(root).ok()?;
+    let mut acc = Vec::new();
+    accesses(&root.body, &mut acc);
+    let names: BTreeSet<&str> = acc
+        .iter()
+        .filter_map(|(e, _)| match e {
+            Expr::Access { array, .. } => Some(array.as_str()),
+            _ => None,
+        })
+        .collect();
+    let row_bytes = names
+        .iter()
+        .filter_map(|n| arrays.iter().find(|a| a.name == *n))
+        .map(|a| {
+            a.extents
+                .iter()
+                .skip(1)
+                .try_fold(a.dtype.size() as i64, |b, e| {
+                    e.filter(|n| *n > 0).map(|n| b.saturating_mul(n))
+                })
+        })
+        .try_fold(0i64, |m, b| b.map(|b| m.max(b)));
+    Some(Site {
+        sweeps: s.sweeps.len(),
+        skew: s.skew,
+        parallel: s.any_parallel(),
+        row_bytes,
+        arrays: names.len(),
+    })
+}
+
+struct Text {
+    out: String,
+    depth: usize,
+}
+
+impl Text {
+    fn line(&mut self, s: &str) {
+        for _ in 0..self.depth {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(s);
+        self.out.push('\n');
+    }
+
+    fn pragma(&mut self, s: &str) {
+        self.out.push_str(s);
+        self.out.push('\n');
+    }
+
+    fn open(&mut self, s: &str) {
+        if s.is_empty() {
+            self.line("{");
+        } else {
+            self.line(&format!("{s} {{"));
+        }
+        self.depth += 1;
+    }
+
+    fn close(&mut self) {
+        self.depth -= 1;
+        self.line("}");
+    }
+}
+
+fn lo(x: &Loop) -> String {
+    format!("({})", print::expr(&x.init))
+}
+
+fn hi(x: &Loop) -> String {
+    match x.cmp {
+        LoopCmp::Le => format!("({} + 1)", print::expr(&x.bound)),
+        _ => format!("({})", print::expr(&x.bound)),
+    }
+}
+
+/// The time loop `l` (which carries `spec`) as C: the tiles, then the final values of
+/// loop variables declared outside.
+pub(crate) fn print(
+    l: &Loop,
+    spec: &TimeTileSpec,
+    opts: &PrintOptions,
+    depth: usize,
+    out: &mut String,
+) {
+    let s = shape(l).expect("a time tile's loop keeps its shape");
+    let (w, d, r, n) = (
+        spec.width as i64,
+        spec.depth as i64,
+        s.skew,
+        s.sweeps.len() as i64,
+    );
+    let par = spec.parallel;
+    let mut c = Text {
+        out: String::new(),
+        depth,
+    };
+    c.line(&format!(
+        "/* time tile of '{}': blocks of {d} steps, tiles of {w} rows leaning {r} per sweep{} */",
+        l.var,
+        if par { ", one team" } else { "" }
+    ));
+    c.open("");
+    // The rows of every sweep together.
+    let rows: Vec<(String, String)> = s
+        .sweeps
+        .iter()
+        .map(|sw| match sw.row {
+            Some(x) => (lo(x), hi(x)),
+            None => (format!("{}", sw.point), format!("{}", sw.point + 1)),
+        })
+        .collect();
+    let fold = |k: usize, pick: &str| {
+        rows.iter().skip(1).fold(
+            if k == 0 { rows[0].0.clone() } else { rows[0].1.clone() },
+            |acc, (a, b)| {
+                let x = if k == 0 { a } else { b };
+                format!("({x} {pick} {acc} ? {x} : {acc})")
+            },
+        )
+    };
+    c.line(&format!(
+        "long tune_tt_lo = {}, tune_tt_hi = {}, tune_tt_t0 = {}, tune_tt_t1 = {}, tune_tt_b0;",
+        fold(0, "<"),
+        fold(1, ">"),
+        lo(l),
+        hi(l)
+    ));
+    c.line(&format!(
+        "tune_tt_b0 = tune_tt_lo >= 0 ? tune_tt_lo / {w} : -((-tune_tt_lo + {}) / {w});",
+        w - 1
+    ));
+    if par {
+        c.pragma("#pragma omp parallel");
+    }
+    c.open("");
+    c.line("long tune_tt_tb, tune_tt_n, tune_tt_b, tune_tt_q, tune_tt_x, tune_tt_r0, tune_tt_r1;");
+    c.line(&format!("{} {};", l.var_dtype.c_name(), l.var));
+    c.open(&format!(
+        "for (tune_tt_tb = tune_tt_t0; tune_tt_tb < tune_tt_t1; tune_tt_tb += {d})"
+    ));
+    c.line(&format!(
+        "tune_tt_n = tune_tt_t1 - tune_tt_tb < {d} ? tune_tt_t1 - tune_tt_tb : {d};"
+    ));
+    c.open(&format!(
+        "for (tune_tt_b = tune_tt_b0; tune_tt_b * {w} - {r} * (tune_tt_n * {n} - 1) < tune_tt_hi; tune_tt_b++)"
+    ));
+    c.open("for (tune_tt_q = 0; tune_tt_q < tune_tt_n; tune_tt_q++)");
+    c.line(&format!("{} = tune_tt_tb + tune_tt_q;", l.var));
+    // Every loop inside declares its variable: the team's threads each have their own,
+    // and the variables outside keep their values until the final ones below.
+    let declared = |node: &Node| {
+        let mut node = node.clone();
+        if let Node::Loop(x) = &mut node {
+            x.declares_var = true;
+        }
+        for_each_loop_in(&mut node, &mut |x| x.declares_var = true);
+        node
+    };
+    for (k, sw) in s.sweeps.iter().enumerate() {
+        c.line(&format!("/* sweep {k} */"));
+        c.line(&format!(
+            "tune_tt_x = tune_tt_b * {w} - {r} * (tune_tt_q * {n} + {k});"
+        ));
+        match sw.row {
+            Some(x) => {
+                c.line(&format!(
+                    "tune_tt_r0 = {a} > tune_tt_x ? {a} : tune_tt_x;",
+                    a = lo(x)
+                ));
+                c.line(&format!(
+                    "tune_tt_r1 = {b} < tune_tt_x + {w} ? {b} : tune_tt_x + {w};",
+                    b = hi(x)
+                ));
+                c.open("if (tune_tt_r0 < tune_tt_r1)");
+                c.line(&format!("{} {};", x.var_dtype.c_name(), x.var));
+                let mut body = x.clone();
+                body.declares_var = false;
+                body.init = Expr::Var("tune_tt_r0".into());
+                body.cmp = LoopCmp::Lt;
+                body.bound = Expr::Var("tune_tt_r1".into());
+                let mut node = declared(&Node::Loop(body));
+                if let Node::Loop(b) = &mut node {
+                    b.declares_var = false;
+                }
+                if par {
+                    if x.kind == LoopKind::Map {
+                        c.pragma("#pragma omp for schedule(static)");
+                    } else {
+                        c.pragma("#pragma omp single");
+                    }
+                }
+                let inner = PrintOptions {
+                    declare_loop_vars: false,
+                    loop_prefix: &|_| None,
+                    annotate: opts.annotate,
+                    c89: opts.c89,
+                };
+                print::node(&node, &inner, c.depth, &mut c.out);
+                c.close();
+            }
+            None => {
+                c.open(&format!(
+                    "if (tune_tt_x <= {p} && {p} < tune_tt_x + {w})",
+                    p = sw.point
+                ));
+                if par {
+                    c.pragma("#pragma omp single");
+                }
+                c.open("");
+                let inner = PrintOptions {
+                    declare_loop_vars: false,
+                    loop_prefix: &|_| None,
+                    annotate: opts.annotate,
+                    c89: opts.c89,
+                };
+                print::node(&declared(sw.node), &inner, c.depth, &mut c.out);
+                c.close();
+                c.close();
+            }
+        }
+    }
+    c.close(); // q
+    c.close(); // b
+    c.close(); // tb
+    c.close(); // the team
+    // Loop variables declared outside end as the loops would leave them: the time
+    // loop's, then each inner loop's as the last step leaves it.
+    if !(l.declares_var || opts.declare_loop_vars) {
+        c.line(&format!(
+            "{} = tune_tt_t0 < tune_tt_t1 ? tune_tt_t1 : tune_tt_t0;",
+            l.var
+        ));
+    }
+    final_values(&l.body, &mut vec!["tune_tt_t0 < tune_tt_t1".to_string()], opts, &mut c);
+    c.close();
+    out.push_str(&c.out);
+}
+
+/// `x = lo < hi ? hi : lo` for every loop in `body` that declares no variable, guarded
+/// by its enclosing loops having run.
+fn final_values(body: &[Node], guard: &mut Vec<String>, opts: &PrintOptions, c: &mut Text) {
+    for n in body {
+        match n {
+            Node::Loop(x) => {
+                if !(x.declares_var || opts.declare_loop_vars) {
+                    c.line(&format!(
+                        "if ({}) {} = {} < {} ? {} : {};",
+                        guard.join(" && "),
+                        x.var,
+                        lo(x),
+                        hi(x),
+                        hi(x),
+                        lo(x)
+                    ));
+                }
+                guard.push(format!("{} < {}", lo(x), hi(x)));
+                final_values(&x.body, guard, opts, c);
+                guard.pop();
+            }
+            Node::Block(b) => final_values(b, guard, opts, c),
+            _ => {}
+        }
+    }
+}
+
+/// Calls `f` on every loop strictly inside `n`.
+fn for_each_loop_in(n: &mut Node, f: &mut dyn FnMut(&mut Loop)) {
+    fn walk(body: &mut [Node], f: &mut dyn FnMut(&mut Loop)) {
+        for n in body {
+            match n {
+                Node::Loop(l) => {
+                    f(l);
+                    walk(&mut l.body, f);
+                }
+                Node::If(i) => {
+                    walk(&mut i.then_body, f);
+                    walk(&mut i.else_body, f);
+                }
+                Node::Block(b) => walk(b, f),
+                _ => {}
+            }
+        }
+    }
+    match n {
+        Node::Loop(l) => walk(&mut l.body, f),
+        Node::If(i) => {
+            walk(&mut i.then_body, f);
+            walk(&mut i.else_body, f);
+        }
+        Node::Block(b) => walk(b, f),
+        _ => {}
+    }
+}
