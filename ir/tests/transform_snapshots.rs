@@ -679,3 +679,81 @@ fn interchange_a_triangle_is_refused_where_the_diagonal_statement_feeds_an_earli
     .unwrap_err();
     assert!(matches!(r, Refusal::NotApplicable { .. }), "{r}");
 }
+
+#[test]
+fn time_tile_of_fdtd_2d_with_one_team() {
+    // fdtd-2d's time loop: the source row `ey[0][j] = src[t]` (a sweep at row 0), then
+    // three sweeps over rows; `hz` reads `ey[i + 1]` two sweeps after `ey` is written,
+    // and the next step's `ey` reads `hz[i - 1]`: the tiles lean one row per sweep.
+    let p = load("fdtd-2d");
+    let w = whole(&p, 0);
+    let site = ir::transform::time_tile_site(p.find_loop(w.region, w.root).unwrap(), &p.arrays)
+        .unwrap();
+    assert_eq!((site.sweeps, site.skew, site.parallel), (4, 1, true));
+    let recipe = Recipe {
+        steps: vec![Step::TimeTile {
+            at: 0,
+            width: 8,
+            depth: 3,
+            parallel: true,
+        }],
+    };
+    let t = apply(&p, w.region, w.root, &recipe).unwrap();
+    assert!(t.openmp && t.root.is_parallel_for());
+    let c = nest_function_with(&t.program, &w, &t.root, CodegenOptions::default());
+    insta::assert_snapshot!(c);
+    // No later step reaches into the tile.
+    let more = Recipe {
+        steps: vec![
+            recipe.steps[0].clone(),
+            Step::Unroll { at: 2, factor: 2 },
+        ],
+    };
+    let r = apply(&p, w.region, w.root, &more).unwrap_err();
+    assert!(r.to_string().contains("kernel"), "{r}");
+}
+
+#[test]
+fn time_tile_refusals() {
+    // A sweep that reads a written array along another subscript than its rows (a
+    // transpose) cannot be skewed: refused, with the array named.
+    let src = "#define N 16\n#define T 4\ndouble A[N][N], B[N][N];\nvoid k(void) {\n  int t, i, j;\n#pragma scop\n  for (t = 0; t < T; t++) {\n    for (i = 1; i < N - 1; i++)\n      for (j = 1; j < N - 1; j++)\n        B[i][j] = A[j][i] + A[i][j];\n    for (i = 1; i < N - 1; i++)\n      for (j = 1; j < N - 1; j++)\n        A[i][j] = B[i][j];\n  }\n#pragma endscop\n}\n";
+    let dir = std::env::temp_dir().join(format!("tt-refusal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("transpose.c");
+    std::fs::write(&path, src).unwrap();
+    let p = ir::load(&path.display().to_string(), &ir::FrontendOptions::default())
+        .unwrap()
+        .program;
+    std::fs::remove_dir_all(&dir).unwrap();
+    let w = whole(&p, 0);
+    let recipe = |parallel| Recipe {
+        steps: vec![Step::TimeTile {
+            at: 0,
+            width: 4,
+            depth: 2,
+            parallel,
+        }],
+    };
+    let r = apply(&p, w.region, w.root, &recipe(false)).unwrap_err();
+    assert!(
+        r.to_string()
+            .contains("the first subscript of 'A' is not 'i' plus a constant"),
+        "{r}"
+    );
+    // seidel-2d's one sweep carries its dependences along both loops: no team.
+    let s = load("seidel-2d");
+    let n = nests(&s).remove(0);
+    let r = apply(&s, n.region, n.root, &recipe(true)).unwrap_err();
+    assert!(r.to_string().contains("may run in parallel"), "{r}");
+    // Sizes out of range.
+    let mut bad = recipe(false);
+    bad.steps[0] = Step::TimeTile {
+        at: 0,
+        width: 0,
+        depth: 2,
+        parallel: false,
+    };
+    let r = apply(&s, n.region, n.root, &bad).unwrap_err();
+    assert!(r.to_string().contains("1..=4096 rows"), "{r}");
+}

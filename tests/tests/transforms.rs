@@ -671,20 +671,38 @@ fn time_tiles_verify_on_the_stencils() {
         let site = site.unwrap_or_else(|| panic!("{program}: no time tile site"));
         assert_eq!((site.skew, site.sweeps), (skew, sweeps), "{program}");
         assert_eq!(site.parallel, program != "seidel-2d", "{program}");
-        for (width, depth, parallel) in [(3, 2, false), (8, 3, true), (5, 4, site.parallel)] {
+        // The last size with the innermost parallel loops vectorized (jacobi-1d's row
+        // loop itself: `omp for simd`).
+        for (width, depth, parallel, simd) in [
+            (3, 2, false, false),
+            (8, 3, true, false),
+            (5, 4, true, true),
+        ] {
             let parallel = parallel && site.parallel;
-            let r = Recipe {
-                steps: vec![Step::TimeTile {
-                    at: 0,
-                    width,
-                    depth,
-                    parallel,
-                }],
+            let mut steps: Vec<Step> = if simd {
+                site.maps
+                    .iter()
+                    .map(|&at| Step::Vectorize { at, width: None })
+                    .collect()
+            } else {
+                Vec::new()
             };
+            steps.push(Step::TimeTile {
+                at: 0,
+                width,
+                depth,
+                parallel,
+            });
+            let r = Recipe { steps };
             let t = apply(&whole.program, whole.nest.region, whole.nest.root, &r).unwrap();
             let source = whole.variant("timetile", &t).source;
             assert!(source.contains("time tile of"), "{source}");
             assert_eq!(source.contains("#pragma omp parallel\n"), parallel, "{source}");
+            assert_eq!(
+                source.contains("#pragma omp for simd"),
+                program == "jacobi-1d" && simd,
+                "{source}"
+            );
             assert_eq!(
                 run(whole, &r, dir.path()).unwrap(),
                 Verdict::Verified,

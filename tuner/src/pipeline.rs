@@ -52,6 +52,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod dense;
+mod stencil;
 mod whole;
 
 /// Cold runs (each the first run of the nest in a fresh process) measured for the
@@ -514,14 +515,14 @@ impl Pipeline {
             .map(|v| v.is_pick().then(|| v.recipe.clone()))
             .collect();
         if let Some(root) = root {
-            for (what, recipe) in dense::register_tile_recipes(program, root, ctx.machine) {
+            for (rule, what, recipe) in rule_recipes(program, root, ctx.machine) {
                 // A neighbour's register tile, re-fitted, may be this very recipe: it
                 // is measured once, as the neighbour's.
                 if picks.iter().any(|p| p.as_ref() == Some(&recipe)) {
                     continue;
                 }
                 picks.push(Some(recipe.clone()));
-                candidates.push(dense::rule_candidate(what, recipe));
+                candidates.push(dense::rule_candidate(rule, what, recipe));
             }
         }
         let measured = self.measure_picks(
@@ -705,6 +706,23 @@ impl Pipeline {
         v.sort_by(f64::total_cmp);
         Ok(v[v.len() / 2])
     }
+}
+
+/// The recipes the rules propose for the nest at `root`, whatever the database holds:
+/// register tiles of its products (`pipeline/dense.rs`), time tiles of its time loop
+/// (`pipeline/stencil.rs`). Each is `(rule, what the candidate is called, recipe)`.
+fn rule_recipes(
+    program: &ir::Program,
+    root: &ir::Loop,
+    machine: Option<&MachineInfo>,
+) -> Vec<(&'static str, String, Recipe)> {
+    let dense = dense::register_tile_recipes(program, root, machine)
+        .into_iter()
+        .map(|(what, r)| ("register-tile rule", what, r));
+    let stencil = stencil::time_tile_recipes(program, root, machine)
+        .into_iter()
+        .map(|(what, r)| ("time-tile rule", what, r));
+    dense.chain(stencil).collect()
 }
 
 /// The choice among the measured candidates and the nest's report row.

@@ -83,7 +83,7 @@ impl<'a> Cpu<'a> {
     }
 
     /// The data cache of `level` (bytes), or a typical size where it is unknown.
-    fn cache_bytes(&self, level: u32) -> u64 {
+    pub fn cache_bytes(&self, level: u32) -> u64 {
         let typical = match level {
             1 => 32 << 10,
             2 => 512 << 10,

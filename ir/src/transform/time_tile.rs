@@ -18,6 +18,7 @@
 //! first subscripts (fdtd-2d's `ey[0][j] = src[t]`), run once, by the tile that holds
 //! that row. Arrays the time loop only reads may be indexed freely (`src[t]`). A sweep
 //! writes no scalar but its own locals, and declares nothing directly in the time loop.
+//! Its loops may carry `omp simd` or an unrolling, printed as they are.
 //!
 //! Legality: instance `(tau1, x1)` (sub-step, row) must still run before `(tau2, x2)`
 //! where they touch one element, one of them writing, and `tau1 < tau2`. Within a block
@@ -160,9 +161,22 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
         .directives
         .iter()
         .any(|d| !matches!(d, Directive::TimeTile(_)));
+    // Inside, `omp simd` and unrolling stay as they are (each sweep's loops print as
+    // they were); a directive that shares iterations or the user's would nest teams.
+    let inside = |d: &Directive| {
+        matches!(
+            d,
+            Directive::OmpSimd { .. } | Directive::GccUnroll { .. }
+        )
+    };
     if let Some(x) = std::iter::once(l)
         .filter(|_| own)
-        .chain(inner.iter().copied().filter(|x| !x.directives.is_empty()))
+        .chain(
+            inner
+                .iter()
+                .copied()
+                .filter(|x| !x.directives.iter().all(inside)),
+        )
         .next()
     {
         return Err(format!("loop '{}' carries a directive", x.var));
@@ -343,8 +357,10 @@ pub(super) fn time_tile(
 }
 
 /// A time loop a time tile may apply to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Site {
+    /// Preorder positions of the innermost loops that carry no dependence.
+    pub maps: Vec<usize>,
     /// Sweeps per step.
     pub sweeps: usize,
     /// Rows a tile leans back per sweep.
@@ -381,7 +397,13 @@ pub fn site(root: &Loop, arrays: &[Array]) -> Option<Site> {
                 })
         })
         .try_fold(0i64, |m, b| b.map(|b| m.max(b)));
+    let maps = (1..)
+        .map_while(|at| loop_at(root, at).map(|l| (at, l)))
+        .filter(|(_, l)| l.kind == LoopKind::Map && crate::program::loops(&l.body).is_empty())
+        .map(|(at, _)| at)
+        .collect();
     Some(Site {
+        maps,
         sweeps: s.sweeps.len(),
         skew: s.skew,
         parallel: s.any_parallel(),
@@ -471,22 +493,15 @@ pub(crate) fn print(
             None => (format!("{}", sw.point), format!("{}", sw.point + 1)),
         })
         .collect();
-    let fold = |k: usize, pick: &str| {
-        rows.iter().skip(1).fold(
-            if k == 0 { rows[0].0.clone() } else { rows[0].1.clone() },
-            |acc, (a, b)| {
-                let x = if k == 0 { a } else { b };
-                format!("({x} {pick} {acc} ? {x} : {acc})")
-            },
-        )
-    };
-    c.line(&format!(
-        "long tune_tt_lo = {}, tune_tt_hi = {}, tune_tt_t0 = {}, tune_tt_t1 = {}, tune_tt_b0;",
-        fold(0, "<"),
-        fold(1, ">"),
-        lo(l),
-        hi(l)
-    ));
+    c.line("long tune_tt_lo, tune_tt_hi, tune_tt_t0, tune_tt_t1, tune_tt_b0;");
+    c.line(&format!("tune_tt_lo = {};", rows[0].0));
+    c.line(&format!("tune_tt_hi = {};", rows[0].1));
+    for (a, b) in &rows[1..] {
+        c.line(&format!("if ({a} < tune_tt_lo) tune_tt_lo = {a};"));
+        c.line(&format!("if ({b} > tune_tt_hi) tune_tt_hi = {b};"));
+    }
+    c.line(&format!("tune_tt_t0 = {};", lo(l)));
+    c.line(&format!("tune_tt_t1 = {};", hi(l)));
     c.line(&format!(
         "tune_tt_b0 = tune_tt_lo >= 0 ? tune_tt_lo / {w} : -((-tune_tt_lo + {}) / {w});",
         w - 1
@@ -541,14 +556,28 @@ pub(crate) fn print(
                 body.cmp = LoopCmp::Lt;
                 body.bound = Expr::Var("tune_tt_r1".into());
                 let mut node = declared(&Node::Loop(body));
+                let mut single = false;
                 if let Node::Loop(b) = &mut node {
                     b.declares_var = false;
-                }
-                if par {
-                    if x.kind == LoopKind::Map {
-                        c.pragma("#pragma omp for schedule(static)");
-                    } else {
+                    if par && x.kind == LoopKind::Map {
+                        // The rows shared by the team, vectorized too where the loop
+                        // was (`omp for simd`); an unrolling gives way.
+                        let simd = b.directives.iter().find_map(|d| match d {
+                            Directive::OmpSimd { simdlen, .. } => Some(*simdlen),
+                            _ => None,
+                        });
+                        b.directives.clear();
+                        c.pragma(&match simd {
+                            None => "#pragma omp for schedule(static)".to_string(),
+                            Some(None) => "#pragma omp for simd schedule(static)".to_string(),
+                            Some(Some(w)) => {
+                                format!("#pragma omp for simd simdlen({w}) schedule(static)")
+                            }
+                        });
+                    } else if par {
                         c.pragma("#pragma omp single");
+                        c.open("");
+                        single = true;
                     }
                 }
                 let inner = PrintOptions {
@@ -558,6 +587,9 @@ pub(crate) fn print(
                     c89: opts.c89,
                 };
                 print::node(&node, &inner, c.depth, &mut c.out);
+                if single {
+                    c.close();
+                }
                 c.close();
             }
             None => {

@@ -45,10 +45,10 @@ pub(super) fn fit_to_machine(
     sizing::fit(recipe, program, root, machine.map(Cpu::of_machine))
 }
 
-/// The candidate the rule proposes, as reports name it.
-pub(super) fn rule_candidate(what: String, recipe: Recipe) -> Candidate {
+/// The candidate `rule` proposes, as reports name it.
+pub(super) fn rule_candidate(rule: &str, what: String, recipe: Recipe) -> Candidate {
     let from = Neighbour {
-        program: "register-tile rule".into(),
+        program: rule.into(),
         nest: what,
         distance: 0.0,
         speedup_there: 0.0,

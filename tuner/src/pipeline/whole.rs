@@ -12,7 +12,8 @@
 //!   reductions moved outside the parallel loop they sit in), with and without the
 //!   reductions vectorized;
 //! - a band that accumulates a product as register tiles (`pipeline/dense.rs`; trmm's,
-//!   whose row loop carries a dependence: its reduction reads the rows after it).
+//!   whose row loop carries a dependence: its reduction reads the rows after it);
+//! - a time loop of sweeps over rows as time tiles (`pipeline/stencil.rs`).
 //!
 //! The fastest verified one that beats the whole nest as written beyond the noise
 //! replaces its nests' recipes in the tuned file.
@@ -259,7 +260,8 @@ fn whole_recipes(
     }
     // A band of the whole nest that accumulates a product (trmm's, whose row loop
     // carries a dependence and so is no nest of its own): its register tiles.
-    for (what, recipe) in super::dense::register_tile_recipes(program, root, machine) {
+    // A time loop of sweeps over rows (a stencil's): its time tiles.
+    for (_, what, recipe) in super::rule_recipes(program, root, machine) {
         add(&what, (recipe, Vec::new()));
     }
     (!tries.is_empty()).then_some(tries)
