@@ -350,12 +350,17 @@ pub struct RegisterTileSpec {
 /// A time tile: blocks of `depth` steps of a time loop, each sweep's rows cut into
 /// tiles of `width` rows skewed against the steps; with `parallel`, one OpenMP team
 /// around the whole loop shares the rows of every parallel sweep of a tile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TimeTileSpec {
     pub width: u32,
     pub depth: u32,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub parallel: bool,
+    /// Rows a tile leans back per sweep.
+    pub skew: i64,
+    /// Each sweep of the loop's body: None for a loop over rows, the row of a sweep
+    /// run once.
+    pub sweeps: Vec<Option<i64>>,
 }
 
 impl Directive {

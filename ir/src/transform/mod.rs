@@ -455,6 +455,8 @@ fn apply_step(nest: &mut Loop, step: &Step, cx: &mut Ctx) -> Result<Option<Post>
                 width: *width,
                 depth: *depth,
                 parallel: *parallel,
+                skew: 0,
+                sweeps: Vec::new(),
             };
             time_tile::time_tile(nest, at, spec, inside_parallel, cx)?
         }

@@ -50,7 +50,6 @@ use crate::program::TimeTileSpec;
 /// One sweep of the time loop's body.
 #[derive(Debug, Clone)]
 pub(crate) struct Sweep<'a> {
-    pub node: &'a Node,
     /// The row loop, or None for a sweep run once at row `point`.
     pub row: Option<&'a Loop>,
     pub point: i64,
@@ -243,7 +242,6 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
             _ => None,
         };
         let mut sweep = Sweep {
-            node: n,
             row,
             point: 0,
             accesses: Vec::new(),
@@ -351,6 +349,16 @@ pub(super) fn time_tile(
             )));
         }
     }
+    // What the printer needs, fixed now: the printer may see the accesses linearized.
+    let spec = TimeTileSpec {
+        skew: s.skew,
+        sweeps: s
+            .sweeps
+            .iter()
+            .map(|sw| sw.row.is_none().then_some(sw.point))
+            .collect(),
+        ..spec
+    };
     let l = loop_at_mut(nest, at).expect("loop");
     l.directives = vec![Directive::TimeTile(spec)];
     Ok(())
@@ -466,12 +474,21 @@ pub(crate) fn print(
     depth: usize,
     out: &mut String,
 ) {
-    let s = shape(l).expect("a time tile's loop keeps its shape");
+    // The sweeps as the step found them (the accesses may be linearized since).
+    let sweeps: Vec<(&Node, Option<&Loop>, i64)> = l
+        .body
+        .iter()
+        .zip(&spec.sweeps)
+        .map(|(node, point)| match (node, point) {
+            (Node::Loop(x), None) => (node, Some(x), 0),
+            (_, p) => (node, None, p.unwrap_or(0)),
+        })
+        .collect();
     let (w, d, r, n) = (
         spec.width as i64,
         spec.depth as i64,
-        s.skew,
-        s.sweeps.len() as i64,
+        spec.skew,
+        sweeps.len() as i64,
     );
     let par = spec.parallel;
     let mut c = Text {
@@ -485,12 +502,11 @@ pub(crate) fn print(
     ));
     c.open("");
     // The rows of every sweep together.
-    let rows: Vec<(String, String)> = s
-        .sweeps
+    let rows: Vec<(String, String)> = sweeps
         .iter()
-        .map(|sw| match sw.row {
+        .map(|(_, row, point)| match row {
             Some(x) => (lo(x), hi(x)),
-            None => (format!("{}", sw.point), format!("{}", sw.point + 1)),
+            None => (format!("{point}"), format!("{}", point + 1)),
         })
         .collect();
     c.line("long tune_tt_lo, tune_tt_hi, tune_tt_t0, tune_tt_t1, tune_tt_b0;");
@@ -533,12 +549,12 @@ pub(crate) fn print(
         for_each_loop_in(&mut node, &mut |x| x.declares_var = true);
         node
     };
-    for (k, sw) in s.sweeps.iter().enumerate() {
+    for (k, (node, row, point)) in sweeps.iter().enumerate() {
         c.line(&format!("/* sweep {k} */"));
         c.line(&format!(
             "tune_tt_x = tune_tt_b * {w} - {r} * (tune_tt_q * {n} + {k});"
         ));
-        match sw.row {
+        match row {
             Some(x) => {
                 c.line(&format!(
                     "tune_tt_r0 = {a} > tune_tt_x ? {a} : tune_tt_x;",
@@ -550,7 +566,7 @@ pub(crate) fn print(
                 ));
                 c.open("if (tune_tt_r0 < tune_tt_r1)");
                 c.line(&format!("{} {};", x.var_dtype.c_name(), x.var));
-                let mut body = x.clone();
+                let mut body = (*x).clone();
                 body.declares_var = false;
                 body.init = Expr::Var("tune_tt_r0".into());
                 body.cmp = LoopCmp::Lt;
@@ -595,7 +611,7 @@ pub(crate) fn print(
             None => {
                 c.open(&format!(
                     "if (tune_tt_x <= {p} && {p} < tune_tt_x + {w})",
-                    p = sw.point
+                    p = point
                 ));
                 if par {
                     c.pragma("#pragma omp single");
@@ -607,7 +623,7 @@ pub(crate) fn print(
                     annotate: opts.annotate,
                     c89: opts.c89,
                 };
-                print::node(&declared(sw.node), &inner, c.depth, &mut c.out);
+                print::node(&declared(node), &inner, c.depth, &mut c.out);
                 c.close();
                 c.close();
             }

@@ -41,6 +41,9 @@ impl Space for TreeSpace {
 /// Unroll and unroll-and-jam factors of the grid.
 pub const FACTORS: [u32; 3] = [2, 4, 8];
 
+/// Time tiles of the grid: (rows, steps per block).
+pub const TIME_TILES: [(u32, u32); 2] = [(16, 4), (64, 8)];
+
 fn permutations(m: usize) -> Vec<Vec<usize>> {
     if m == 1 {
         return vec![vec![0]];
@@ -61,7 +64,7 @@ pub fn next_steps(t: Target, prefix: &Recipe) -> Vec<Step> {
     if prefix
         .steps
         .iter()
-        .any(|s| matches!(s, Step::RegisterTile { .. }))
+        .any(|s| matches!(s, Step::RegisterTile { .. } | Step::TimeTile { .. }))
     {
         return Vec::new();
     }
@@ -76,6 +79,18 @@ pub fn next_steps(t: Target, prefix: &Recipe) -> Vec<Step> {
             for z in crate::sizing::candidates(cpu, elem, products) {
                 cands.push(z.step(at, true));
             }
+        }
+    }
+    // A time loop of sweeps: time tiles of the grid's sizes, after any vectorization
+    // of its inner loops (nothing follows a time tile).
+    if let Some(site) = ir::transform::time_tile_site(&cur.root, &t.program.arrays) {
+        for (width, depth) in TIME_TILES {
+            cands.push(Step::TimeTile {
+                at: 0,
+                width,
+                depth,
+                parallel: site.parallel,
+            });
         }
     }
     for (at, l) in loops.iter().enumerate() {
@@ -207,5 +222,43 @@ mod tests {
         for r in &all {
             assert!(apply(&p, n.region, n.root, r).is_ok(), "{r:?}");
         }
+    }
+
+    #[test]
+    fn a_time_loop_of_sweeps_gets_time_tiles_and_nothing_after() {
+        // seidel-2d's nest is its time loop (one sweep, carried along both loops):
+        // both time tiles of the grid, without a team, are first steps.
+        let path = format!(
+            "{}/../datasets/programs/seidel-2d.c",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let opts = ir::FrontendOptions {
+            flags: vec!["-DMINI_DATASET".into()],
+            ..Default::default()
+        };
+        let p = ir::load(&path, &opts).unwrap().program;
+        let n = ir::codegen::nests(&p).remove(0);
+        let t = Target::of(&p, &n);
+        let first = next_steps(t, &Recipe::default());
+        let tiles: Vec<Step> = first
+            .iter()
+            .filter(|s| matches!(s, Step::TimeTile { .. }))
+            .cloned()
+            .collect();
+        assert_eq!(
+            tiles,
+            TIME_TILES
+                .map(|(width, depth)| Step::TimeTile {
+                    at: 0,
+                    width,
+                    depth,
+                    parallel: false
+                })
+                .to_vec()
+        );
+        let tiled = Recipe {
+            steps: vec![tiles[0].clone()],
+        };
+        assert!(t.legal(&tiled) && next_steps(t, &tiled).is_empty());
     }
 }
