@@ -349,7 +349,8 @@ pub struct RegisterTileSpec {
 
 /// A time tile: blocks of `depth` steps of a time loop, each sweep's rows cut into
 /// tiles of `width` rows skewed against the steps; with `parallel`, one OpenMP team
-/// around the whole loop shares the rows of every parallel sweep of a tile.
+/// around the whole loop shares the rows of every parallel sweep of a tile, or, where
+/// no sweep's rows may be shared, takes the blocks in turn as a pipeline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TimeTileSpec {
     pub width: u32,
@@ -358,6 +359,8 @@ pub struct TimeTileSpec {
     pub parallel: bool,
     /// Rows a tile leans back per sweep.
     pub skew: i64,
+    /// The largest distance from a sweep's row to a row of a written array it touches.
+    pub reach: i64,
     /// Each sweep of the loop's body: None for a loop over rows, the row of a sweep
     /// run once.
     pub sweeps: Vec<Option<i64>>,

@@ -511,7 +511,11 @@ int main(void)
             .arg(&exe)
             .output()
             .unwrap();
-        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        assert!(
+            built.status.success(),
+            "{}",
+            String::from_utf8_lossy(&built.stderr)
+        );
         let out = std::process::Command::new(&exe).output().unwrap();
         assert!(out.status.success());
         String::from_utf8(out.stdout).unwrap()

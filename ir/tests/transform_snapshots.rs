@@ -687,8 +687,8 @@ fn time_tile_of_fdtd_2d_with_one_team() {
     // and the next step's `ey` reads `hz[i - 1]`: the tiles lean one row per sweep.
     let p = load("fdtd-2d");
     let w = whole(&p, 0);
-    let site = ir::transform::time_tile_site(p.find_loop(w.region, w.root).unwrap(), &p.arrays)
-        .unwrap();
+    let site =
+        ir::transform::time_tile_site(p.find_loop(w.region, w.root).unwrap(), &p.arrays).unwrap();
     assert_eq!((site.sweeps, site.skew, site.parallel), (4, 1, true));
     let recipe = Recipe {
         steps: vec![Step::TimeTile {
@@ -704,10 +704,7 @@ fn time_tile_of_fdtd_2d_with_one_team() {
     insta::assert_snapshot!(c);
     // No later step reaches into the tile.
     let more = Recipe {
-        steps: vec![
-            recipe.steps[0].clone(),
-            Step::Unroll { at: 2, factor: 2 },
-        ],
+        steps: vec![recipe.steps[0].clone(), Step::Unroll { at: 2, factor: 2 }],
     };
     let r = apply(&p, w.region, w.root, &more).unwrap_err();
     assert!(r.to_string().contains("kernel"), "{r}");
@@ -741,11 +738,21 @@ fn time_tile_refusals() {
             .contains("the first subscript of 'A' is not 'i' plus a constant"),
         "{r}"
     );
-    // seidel-2d's one sweep carries its dependences along both loops: no team.
+    // seidel-2d's one sweep carries its dependences along both loops: with a team,
+    // its blocks are pipelined (a tile of the next block two tiles behind: the tiles
+    // lean 1 x (2 - 1) rows, and reach one row either side).
     let s = load("seidel-2d");
     let n = nests(&s).remove(0);
-    let r = apply(&s, n.region, n.root, &recipe(true)).unwrap_err();
-    assert!(r.to_string().contains("may run in parallel"), "{r}");
+    let t = apply(&s, n.region, n.root, &recipe(true)).unwrap();
+    let c = nest_function_with(&t.program, &n, &t.root, CodegenOptions::default());
+    assert!(c.contains("blocks pipelined over one team"), "{c}");
+    assert!(
+        c.contains(
+            "tune_tt_need = (tune_tt_k - 1) * 1099511627776L + (tune_tt_b - tune_tt_b0) + 1 + 1;"
+        ),
+        "{c}"
+    );
+    assert!(!c.contains("omp for") && !c.contains("omp single"), "{c}");
     // Sizes out of range.
     let mut bad = recipe(false);
     bad.steps[0] = Step::TimeTile {

@@ -456,6 +456,7 @@ fn apply_step(nest: &mut Loop, step: &Step, cx: &mut Ctx) -> Result<Option<Post>
                 depth: *depth,
                 parallel: *parallel,
                 skew: 0,
+                reach: 0,
                 sweeps: Vec::new(),
             };
             time_tile::time_tile(nest, at, spec, inside_parallel, cx)?

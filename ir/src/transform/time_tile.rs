@@ -33,11 +33,22 @@
 //! about the other subscripts is assumed: two accesses are taken to meet whenever their
 //! rows do.
 //!
-//! With `parallel`, one OpenMP team runs the whole loop. Every thread walks the blocks,
-//! tiles and sub-steps (the bounds are the same for all), a sweep whose row loop carries
-//! no dependence shares its rows in the tile (`omp for`, whose barrier ends the
-//! sub-step), and any other sweep runs on one thread (`omp single`). So the team starts
-//! once, not once per sweep of every step.
+//! With `parallel`, one OpenMP team runs the whole loop, so it starts once, not once per
+//! sweep of every step:
+//! - where some sweep's row loop carries no dependence, every thread walks the blocks,
+//!   tiles and sub-steps (the bounds are the same for all), such a sweep shares its
+//!   rows in the tile (`omp for`, whose barrier ends the sub-step), and any other sweep
+//!   runs on one thread (`omp single`);
+//! - where none does (seidel-2d's sweep, carried along both its loops), the threads
+//!   take the blocks in turn, a pipeline: each runs its block's tiles in order, and
+//!   before tile `b` of block `k` waits until block `k - 1` has finished its tiles up to
+//!   `b + ahead`, then counts its own tile done (release and acquire atomics, one cache
+//!   line per thread). A tile of a block touches the rows `[b w - r (depth S - 1) -
+//!   reach, b w + w + reach)` (`reach` the largest offset of a written array's first
+//!   subscript), so with `ahead = ceil((r (depth S - 1) + 2 reach) / w)` the tiles that
+//!   run together in consecutive blocks touch no common row, and every tile of block
+//!   `k - 1` that shares one with tile `b` of block `k` ran before it, as in the
+//!   sequential order. Blocks further apart are further apart in their tiles.
 //!
 //! The step writes a [`Directive::TimeTile`] on the time loop and leaves the loops as
 //! they are (semantics, analysis and counts unchanged); [`print`] writes the tiles in
@@ -64,6 +75,9 @@ pub(crate) struct Shape<'a> {
     pub sweeps: Vec<Sweep<'a>>,
     /// Rows a tile leans back per sub-step.
     pub skew: i64,
+    /// The largest distance between a sweep's row and a row of a written array it
+    /// touches.
+    pub reach: i64,
 }
 
 impl Shape<'_> {
@@ -162,12 +176,8 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
         .any(|d| !matches!(d, Directive::TimeTile(_)));
     // Inside, `omp simd` and unrolling stay as they are (each sweep's loops print as
     // they were); a directive that shares iterations or the user's would nest teams.
-    let inside = |d: &Directive| {
-        matches!(
-            d,
-            Directive::OmpSimd { .. } | Directive::GccUnroll { .. }
-        )
-    };
+    let inside =
+        |d: &Directive| matches!(d, Directive::OmpSimd { .. } | Directive::GccUnroll { .. });
     if let Some(x) = std::iter::once(l)
         .filter(|_| own)
         .chain(
@@ -216,7 +226,9 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
         let (mut w, mut declared) = (BTreeSet::new(), BTreeSet::new());
         scalars_written(std::slice::from_ref(n), &mut w, &mut declared);
         if let Some(v) = w.iter().find(|v| !declared.contains(*v)) {
-            return Err(format!("sweep {k} writes the scalar '{v}' of the time loop"));
+            return Err(format!(
+                "sweep {k} writes the scalar '{v}' of the time loop"
+            ));
         }
         let mut acc = Vec::new();
         accesses(std::slice::from_ref(n), &mut acc);
@@ -233,9 +245,9 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
             .collect();
         let row = match n {
             Node::Loop(x)
-                if firsts.iter().any(|(_, f, _)| {
-                    f.as_ref().is_some_and(|f| f.coeff(&x.var) != 0)
-                }) =>
+                if firsts
+                    .iter()
+                    .any(|(_, f, _)| f.as_ref().is_some_and(|f| f.coeff(&x.var) != 0)) =>
             {
                 Some(x)
             }
@@ -303,9 +315,15 @@ pub(crate) fn shape(l: &Loop) -> Result<Shape<'_>, String> {
             }
         }
     }
+    let reach = sweeps
+        .iter()
+        .flat_map(|s| s.accesses.iter().map(|(_, o, _)| o.abs()))
+        .max()
+        .unwrap_or(0);
     Ok(Shape {
         sweeps,
         skew,
+        reach,
     })
 }
 
@@ -327,9 +345,6 @@ pub(super) fn time_tile(
     }
     let l = loop_at(nest, at).expect("loop");
     let s = shape(l).map_err(|why| cx.na(why))?;
-    if spec.parallel && !s.any_parallel() {
-        return Err(cx.na("no sweep of the time loop has rows that may run in parallel"));
-    }
     // A loop variable declared outside ends as the loops leave it; that is printed for
     // loops whose bounds do not move with the time loop's loops.
     if !spec.parallel {
@@ -352,6 +367,7 @@ pub(super) fn time_tile(
     // What the printer needs, fixed now: the printer may see the accesses linearized.
     let spec = TimeTileSpec {
         skew: s.skew,
+        reach: s.reach,
         sweeps: s
             .sweeps
             .iter()
@@ -491,6 +507,19 @@ pub(crate) fn print(
         sweeps.len() as i64,
     );
     let par = spec.parallel;
+    // A team shares the rows of sweeps that carry no dependence; where none does, its
+    // threads take blocks in turn, each tile waiting for the block before to be far
+    // enough ahead (a pipeline over the blocks).
+    let pipe = par
+        && !sweeps
+            .iter()
+            .any(|(_, row, _)| row.is_some_and(|x| x.kind == LoopKind::Map));
+    let shared = par && !pipe;
+    // Tiles of consecutive blocks `ahead` apart touch no common row: a tile of block k
+    // touches rows [b w - r (d n - 1) - reach, b w + w + reach).
+    let ahead = (r * (d * sweeps.len() as i64 - 1) + 2 * spec.reach + spec.width as i64 - 1)
+        / spec.width as i64;
+    const BIG: &str = "1099511627776L";
     let mut c = Text {
         out: String::new(),
         depth,
@@ -498,7 +527,13 @@ pub(crate) fn print(
     c.line(&format!(
         "/* time tile of '{}': blocks of {d} steps, tiles of {w} rows leaning {r} per sweep{} */",
         l.var,
-        if par { ", one team" } else { "" }
+        if pipe {
+            ", blocks pipelined over one team"
+        } else if par {
+            ", one team"
+        } else {
+            ""
+        }
     ));
     c.open("");
     // The rows of every sweep together.
@@ -510,6 +545,10 @@ pub(crate) fn print(
         })
         .collect();
     c.line("long tune_tt_lo, tune_tt_hi, tune_tt_t0, tune_tt_t1, tune_tt_b0;");
+    if pipe {
+        c.line("long *tune_tt_done, tune_tt_e, tune_tt_slots;");
+        c.line("extern int omp_get_max_threads(void);");
+    }
     c.line(&format!("tune_tt_lo = {};", rows[0].0));
     c.line(&format!("tune_tt_hi = {};", rows[0].1));
     for (a, b) in &rows[1..] {
@@ -522,21 +561,52 @@ pub(crate) fn print(
         "tune_tt_b0 = tune_tt_lo >= 0 ? tune_tt_lo / {w} : -((-tune_tt_lo + {}) / {w});",
         w - 1
     ));
+    if pipe {
+        // Each thread's count of tiles done, `block * BIG + tiles`, a cache line apart.
+        c.line("tune_tt_slots = 16 * (long)omp_get_max_threads();");
+        c.line("tune_tt_done = (long *)__builtin_malloc(sizeof(long) * tune_tt_slots);");
+        c.line("for (tune_tt_e = 0; tune_tt_e < tune_tt_slots; tune_tt_e++) tune_tt_done[tune_tt_e] = -1;");
+    }
     if par {
         c.pragma("#pragma omp parallel");
     }
     c.open("");
     c.line("long tune_tt_tb, tune_tt_n, tune_tt_b, tune_tt_q, tune_tt_x, tune_tt_r0, tune_tt_r1;");
+    if pipe {
+        c.line("long tune_tt_k, tune_tt_me, tune_tt_team, tune_tt_need;");
+        c.line("extern int omp_get_thread_num(void);");
+        c.line("extern int omp_get_num_threads(void);");
+    }
     c.line(&format!("{} {};", l.var_dtype.c_name(), l.var));
-    c.open(&format!(
-        "for (tune_tt_tb = tune_tt_t0; tune_tt_tb < tune_tt_t1; tune_tt_tb += {d})"
-    ));
+    if pipe {
+        c.line("tune_tt_me = omp_get_thread_num();");
+        c.line("tune_tt_team = omp_get_num_threads();");
+        c.open(&format!(
+            "for (tune_tt_k = tune_tt_me; tune_tt_t0 + tune_tt_k * {d} < tune_tt_t1; tune_tt_k += tune_tt_team)"
+        ));
+        c.line(&format!("tune_tt_tb = tune_tt_t0 + tune_tt_k * {d};"));
+    } else {
+        c.open(&format!(
+            "for (tune_tt_tb = tune_tt_t0; tune_tt_tb < tune_tt_t1; tune_tt_tb += {d})"
+        ));
+    }
     c.line(&format!(
         "tune_tt_n = tune_tt_t1 - tune_tt_tb < {d} ? tune_tt_t1 - tune_tt_tb : {d};"
     ));
     c.open(&format!(
         "for (tune_tt_b = tune_tt_b0; tune_tt_b * {w} - {r} * (tune_tt_n * {n} - 1) < tune_tt_hi; tune_tt_b++)"
     ));
+    if pipe {
+        c.open("if (tune_tt_k > 0)");
+        c.line(&format!(
+            "tune_tt_need = (tune_tt_k - 1) * {BIG} + (tune_tt_b - tune_tt_b0) + {ahead} + 1;"
+        ));
+        c.line(
+            "while (__atomic_load_n(&tune_tt_done[16 * ((tune_tt_k - 1) % tune_tt_team)], \
+             __ATOMIC_ACQUIRE) < tune_tt_need) ;",
+        );
+        c.close();
+    }
     c.open("for (tune_tt_q = 0; tune_tt_q < tune_tt_n; tune_tt_q++)");
     c.line(&format!("{} = tune_tt_tb + tune_tt_q;", l.var));
     // Every loop inside declares its variable: the team's threads each have their own,
@@ -575,7 +645,7 @@ pub(crate) fn print(
                 let mut single = false;
                 if let Node::Loop(b) = &mut node {
                     b.declares_var = false;
-                    if par && x.kind == LoopKind::Map {
+                    if shared && x.kind == LoopKind::Map {
                         // The rows shared by the team, vectorized too where the loop
                         // was (`omp for simd`); an unrolling gives way.
                         let simd = b.directives.iter().find_map(|d| match d {
@@ -590,7 +660,7 @@ pub(crate) fn print(
                                 format!("#pragma omp for simd simdlen({w}) schedule(static)")
                             }
                         });
-                    } else if par {
+                    } else if shared {
                         c.pragma("#pragma omp single");
                         c.open("");
                         single = true;
@@ -613,7 +683,7 @@ pub(crate) fn print(
                     "if (tune_tt_x <= {p} && {p} < tune_tt_x + {w})",
                     p = point
                 ));
-                if par {
+                if shared {
                     c.pragma("#pragma omp single");
                 }
                 c.open("");
@@ -630,9 +700,22 @@ pub(crate) fn print(
         }
     }
     c.close(); // q
+    if pipe {
+        c.line(&format!(
+            "__atomic_store_n(&tune_tt_done[16 * tune_tt_me], tune_tt_k * {BIG} + (tune_tt_b - tune_tt_b0) + 1, __ATOMIC_RELEASE);"
+        ));
+    }
     c.close(); // b
+    if pipe {
+        c.line(&format!(
+            "__atomic_store_n(&tune_tt_done[16 * tune_tt_me], tune_tt_k * {BIG} + {BIG} - 1, __ATOMIC_RELEASE);"
+        ));
+    }
     c.close(); // tb
     c.close(); // the team
+    if pipe {
+        c.line("__builtin_free(tune_tt_done);");
+    }
     // Loop variables declared outside end as the loops would leave them: the time
     // loop's, then each inner loop's as the last step leaves it.
     if !(l.declares_var || opts.declare_loop_vars) {
@@ -641,7 +724,12 @@ pub(crate) fn print(
             l.var
         ));
     }
-    final_values(&l.body, &mut vec!["tune_tt_t0 < tune_tt_t1".to_string()], opts, &mut c);
+    final_values(
+        &l.body,
+        &mut vec!["tune_tt_t0 < tune_tt_t1".to_string()],
+        opts,
+        &mut c,
+    );
     c.close();
     out.push_str(&c.out);
 }

@@ -83,14 +83,16 @@ pub fn next_steps(t: Target, prefix: &Recipe) -> Vec<Step> {
     }
     // A time loop of sweeps: time tiles of the grid's sizes, after any vectorization
     // of its inner loops (nothing follows a time tile).
-    if let Some(site) = ir::transform::time_tile_site(&cur.root, &t.program.arrays) {
+    if ir::transform::time_tile_site(&cur.root, &t.program.arrays).is_some() {
         for (width, depth) in TIME_TILES {
-            cands.push(Step::TimeTile {
-                at: 0,
-                width,
-                depth,
-                parallel: site.parallel,
-            });
+            for parallel in [false, true] {
+                cands.push(Step::TimeTile {
+                    at: 0,
+                    width,
+                    depth,
+                    parallel,
+                });
+            }
         }
     }
     for (at, l) in loops.iter().enumerate() {
@@ -227,7 +229,8 @@ mod tests {
     #[test]
     fn a_time_loop_of_sweeps_gets_time_tiles_and_nothing_after() {
         // seidel-2d's nest is its time loop (one sweep, carried along both loops):
-        // both time tiles of the grid, without a team, are first steps.
+        // both time tiles of the grid, without a team and pipelined over one, are
+        // first steps.
         let path = format!(
             "{}/../datasets/programs/seidel-2d.c",
             env!("CARGO_MANIFEST_DIR")
@@ -245,17 +248,18 @@ mod tests {
             .filter(|s| matches!(s, Step::TimeTile { .. }))
             .cloned()
             .collect();
-        assert_eq!(
-            tiles,
-            TIME_TILES
-                .map(|(width, depth)| Step::TimeTile {
+        let want: Vec<Step> = TIME_TILES
+            .iter()
+            .flat_map(|&(width, depth)| {
+                [false, true].map(|parallel| Step::TimeTile {
                     at: 0,
                     width,
                     depth,
-                    parallel: false
+                    parallel,
                 })
-                .to_vec()
-        );
+            })
+            .collect();
+        assert_eq!(tiles, want);
         let tiled = Recipe {
             steps: vec![tiles[0].clone()],
         };
