@@ -782,8 +782,12 @@ fn shape(
             let e = &idx[k + 1];
             let lo = extreme(e, loops, false, adjust).ok_or("its loop bounds are not affine")?;
             let hi = extreme(e, loops, true, adjust).ok_or("its loop bounds are not affine")?;
+            // A stride is a row's length: at least 1 (`a[y * nx]`, column 0, is inside
+            // a row of `nx >= 1` elements).
             let room = Poly::var(s).plus(&Poly::constant(1), -1).plus(&hi, -1);
-            if !lo.non_negative() || !room.non_negative() {
+            let at_least_one =
+                BTreeMap::from([(s.to_string(), Poly::var(s).plus(&Poly::constant(1), 1))]);
+            if !lo.non_negative() || !room.substitute(&at_least_one).non_negative() {
                 return Err(format!(
                     "subscript '{}' is not provably within [0, {s})",
                     crate::print::expr(&e.expr())

@@ -239,3 +239,17 @@ fn a_boundary_clamped_by_a_choice_is_a_subscript_of_two_branches() {
         glue(&p)
     );
 }
+
+#[test]
+fn a_column_at_the_start_of_each_row_is_inside_rows_of_at_least_one_element() {
+    // `u[y * nx]` is column 0 of row y: inside a row of `nx` elements, a row's length
+    // being at least 1, beside the interior `u[y * nx + x]`.
+    let p = parse(
+        "edge",
+        "void f(int nx, int ny, double *u)\n{\n  int x, y;\n\
+         \x20 for (y = 0; y < ny; y++)\n    u[y * nx] = 1.0;\n\
+         \x20 for (y = 1; y < ny - 1; y++)\n    for (x = 1; x < nx - 1; x++)\n      u[y * nx + x] = 2.0;\n}\n",
+    );
+    assert_eq!(dims(&p, "u"), ["ny", "nx"]);
+    assert!(glue(&p).is_empty(), "{:?}", glue(&p));
+}

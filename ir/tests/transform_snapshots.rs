@@ -764,3 +764,46 @@ fn time_tile_refusals() {
     let r = apply(&s, n.region, n.root, &bad).unwrap_err();
     assert!(r.to_string().contains("1..=4096 rows"), "{r}");
 }
+
+#[test]
+fn time_tile_sites_of_the_dataset_programs() {
+    // Of the 29 dataset programs, the time loops of sweeps over rows are the stencils'
+    // (seidel-2d's a nest, the others whole nests); lu's and the solvers' row loops
+    // read rows other than their own (a pivot row, a column), adi's sweeps share
+    // scalars across rows.
+    let dir = format!("{}/../datasets/programs", env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".c").map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 29);
+    let mut sites = Vec::new();
+    for name in &names {
+        let p = load(name);
+        let ns = nests(&p);
+        let wholes = ir::codegen::whole_nests(&p, &ns);
+        for n in ns.iter().chain(&wholes) {
+            let root = p.find_loop(n.region, n.root).unwrap();
+            if let Some(s) = ir::transform::time_tile_site(root, &p.arrays) {
+                sites.push(format!(
+                    "{name} {} {}x{} {}",
+                    n.name, s.sweeps, s.skew, s.parallel
+                ));
+            }
+        }
+    }
+    assert_eq!(
+        sites,
+        [
+            "fdtd-2d whole0 4x1 true",
+            "heat-3d whole0 2x1 true",
+            "jacobi-1d whole0 2x1 true",
+            "jacobi-2d whole0 2x1 true",
+            "seidel-2d nest0 1x1 false",
+        ]
+    );
+}

@@ -583,3 +583,30 @@ fn functions_of_old_c_without_a_type_are_read_and_their_loops_tuned() {
     );
     assert!(original.lines().count() <= tuned.lines().count());
 }
+
+#[test]
+fn a_heat_plate_over_malloced_rows_is_tried_as_time_tiles() {
+    // The time loop of `heat` (a boundary row set from `sin(t)`, a sweep into `un`, a
+    // copy back) is a whole nest of three sweeps over rows: its time tiles, with one
+    // team, are measured and verified; the tuned file prints what the original prints.
+    let (_, tuned, r) = tune_and_check(
+        "heat_rows.c",
+        &["-std=c99", "-DNX=120", "-DSTEPS=12", "-lm"],
+    );
+    let wholes = r["wholes"].as_array().unwrap();
+    assert_eq!(wholes.len(), 1, "{wholes:?}");
+    let tiles: Vec<&serde_json::Value> = wholes[0]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["recipe"].to_string().contains("time_tile"))
+        .collect();
+    assert!(!tiles.is_empty(), "{}", wholes[0]);
+    for c in &tiles {
+        assert!(c["recipe"].to_string().contains("\"parallel\":true"), "{c}");
+        assert_eq!(c["verdict"], "verified", "{c}");
+    }
+    if tiles.iter().any(|c| c["kept"] == true) {
+        assert!(tuned.contains("time tile of 't'"), "{tuned}");
+    }
+}
