@@ -3,7 +3,7 @@
 //! the original's (within the float tolerance of `profiling::npy::compare`).
 //! Recipes draw from every step kind (interchange, one- and two-level tiling,
 //! parallelization with collapse, simd with widths, unrolling, unroll-and-jam, scalar
-//! replacement, fission, fusion, skewing).
+//! replacement, fission, fusion, skewing, register and time tiles).
 
 use datasets::{Preset, Suite};
 use ir::transform::{apply, Recipe, Refusal, Schedule, Step};
@@ -81,6 +81,14 @@ fn random_step(rng: &mut Rng, loops: usize) -> Step {
             mc: 8,
             kc: [4, 8][rng.below(2)],
             nc: 16,
+            parallel: rng.below(2) == 0,
+        },
+        // Time tiles apply at a time loop of sweeps (seidel-2d's nest): odd sizes,
+        // pipelined or not.
+        _ if rng.below(4) == 0 => Step::TimeTile {
+            at,
+            width: [3, 8][rng.below(2)],
+            depth: [2, 5][rng.below(2)],
             parallel: rng.below(2) == 0,
         },
         _ => Step::Skew {

@@ -132,20 +132,21 @@ pub(crate) fn nest_headers(headers: Vec<Loop>, body: Vec<Node>) -> Loop {
     out.expect("at least one header")
 }
 
-/// The variable of the loop, at `at` or around it, whose register tile or time tile
-/// holds loop `at` (its loops print as one kernel).
-pub(crate) fn register_tiled_into(root: &Loop, at: usize) -> Option<String> {
-    let tiled = |l: &&Loop| {
-        l.directives
-            .iter()
-            .any(|d| matches!(d, Directive::RegisterTile(_) | Directive::TimeTile(_)))
+/// The kind (`register tile`, `time tile`) and variable of the loop, at `at` or around
+/// it, whose kernel holds loop `at` (its loops print as one kernel).
+pub(crate) fn register_tiled_into(root: &Loop, at: usize) -> Option<(&'static str, String)> {
+    let kernel = |l: &Loop| {
+        l.directives.iter().find_map(|d| match d {
+            Directive::RegisterTile(_) => Some("register tile"),
+            Directive::TimeTile(_) => Some("time tile"),
+            _ => None,
+        })
     };
-    // The root's tile holds every loop, even one `locate` cannot reach.
-    if tiled(&root) {
-        return Some(root.var.clone());
+    // The root's kernel holds every loop, even one `locate` cannot reach.
+    if let Some(k) = kernel(root) {
+        return Some((k, root.var.clone()));
     }
     chain(root, at)?
         .into_iter()
-        .find(tiled)
-        .map(|l| l.var.clone())
+        .find_map(|l| kernel(l).map(|k| (k, l.var.clone())))
 }

@@ -369,10 +369,8 @@ fn apply_step(nest: &mut Loop, step: &Step, cx: &mut Ctx) -> Result<Option<Post>
     if loop_at(nest, at).is_none() {
         return Err(Refusal::NoSuchLoop { step: cx.k, at });
     }
-    if let Some(head) = register_tiled_into(nest, at) {
-        return Err(cx.na(format!(
-            "the loop is printed as part of the kernel (register or time tile) of loop '{head}'"
-        )));
+    if let Some((kernel, head)) = register_tiled_into(nest, at) {
+        return Err(cx.na(format!("the loop is part of the {kernel} of loop '{head}'")));
     }
     if let Some(head) = collapsed_into(nest, at) {
         return Err(cx.na(format!(

@@ -568,14 +568,15 @@ pub(super) fn register_tile(
     Ok(())
 }
 
-/// C text at an indentation that follows the blocks it opens.
-struct Text {
-    out: String,
-    depth: usize,
+/// C text at an indentation that follows the blocks it opens (the kernels that steps
+/// print in their loops' place: register and time tiles).
+pub(crate) struct Text {
+    pub out: String,
+    pub depth: usize,
 }
 
 impl Text {
-    fn line(&mut self, s: &str) {
+    pub fn line(&mut self, s: &str) {
         for _ in 0..self.depth {
             self.out.push_str("  ");
         }
@@ -584,12 +585,12 @@ impl Text {
     }
 
     /// A directive, in column 0.
-    fn pragma(&mut self, s: &str) {
+    pub fn pragma(&mut self, s: &str) {
         self.out.push_str(s);
         self.out.push('\n');
     }
 
-    fn open(&mut self, s: &str) {
+    pub fn open(&mut self, s: &str) {
         if s.is_empty() {
             self.line("{");
         } else {
@@ -598,7 +599,7 @@ impl Text {
         self.depth += 1;
     }
 
-    fn close(&mut self) {
+    pub fn close(&mut self) {
         self.depth -= 1;
         self.line("}");
     }

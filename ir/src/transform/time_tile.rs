@@ -57,6 +57,7 @@
 use super::*;
 use crate::print::{self, PrintOptions};
 use crate::program::TimeTileSpec;
+use register_tile::Text;
 
 /// One sweep of the time loop's body.
 #[derive(Debug, Clone)]
@@ -434,40 +435,6 @@ pub fn site(root: &Loop, arrays: &[Array]) -> Option<Site> {
         row_bytes,
         arrays: names.len(),
     })
-}
-
-struct Text {
-    out: String,
-    depth: usize,
-}
-
-impl Text {
-    fn line(&mut self, s: &str) {
-        for _ in 0..self.depth {
-            self.out.push_str("  ");
-        }
-        self.out.push_str(s);
-        self.out.push('\n');
-    }
-
-    fn pragma(&mut self, s: &str) {
-        self.out.push_str(s);
-        self.out.push('\n');
-    }
-
-    fn open(&mut self, s: &str) {
-        if s.is_empty() {
-            self.line("{");
-        } else {
-            self.line(&format!("{s} {{"));
-        }
-        self.depth += 1;
-    }
-
-    fn close(&mut self) {
-        self.depth -= 1;
-        self.line("}");
-    }
 }
 
 fn lo(x: &Loop) -> String {
