@@ -224,16 +224,16 @@ fn a_k_and_r_parameter_list_gives_the_parameters_their_types() {
 
 /// Runs `cc -O2 -ffp-contract=off -fopenmp FILE -lm` in `dir` and returns its stdout.
 fn build_and_run(dir: &std::path::Path, file: &str) -> String {
+    build_and_run_with(dir, file, &["-DN=40", "-DSTEPS=2"])
+}
+
+/// `file` of `dir` built with OpenMP, contraction off and `defines`, run: its output.
+fn build_and_run_with(dir: &std::path::Path, file: &str, defines: &[&str]) -> String {
     let exe = dir.join(format!("{file}.exe"));
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let built = std::process::Command::new(cc)
-        .args([
-            "-O2",
-            "-ffp-contract=off",
-            "-fopenmp",
-            "-DN=40",
-            "-DSTEPS=2",
-        ])
+        .args(["-O2", "-ffp-contract=off", "-fopenmp"])
+        .args(defines)
         .arg(dir.join(file))
         .arg("-lm")
         .arg("-o")
@@ -498,27 +498,8 @@ int main(void)
     assert_eq!((site.sweeps, site.skew, site.parallel), (2, 1, true));
     let run = |file: &str, text: &str, show: bool| {
         std::fs::write(dir.join(file), text).unwrap();
-        let exe = dir.join(format!("{file}.exe"));
-        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-        let mut cmd = std::process::Command::new(cc);
-        cmd.args(["-O2", "-ffp-contract=off", "-fopenmp"]);
-        if show {
-            cmd.arg("-DSHOW_VARS");
-        }
-        let built = cmd
-            .arg(dir.join(file))
-            .arg("-o")
-            .arg(&exe)
-            .output()
-            .unwrap();
-        assert!(
-            built.status.success(),
-            "{}",
-            String::from_utf8_lossy(&built.stderr)
-        );
-        let out = std::process::Command::new(&exe).output().unwrap();
-        assert!(out.status.success());
-        String::from_utf8(out.stdout).unwrap()
+        let defines: &[&str] = if show { &["-DSHOW_VARS"] } else { &[] };
+        build_and_run_with(&dir, file, defines)
     };
     for parallel in [false, true] {
         let recipe = Recipe {

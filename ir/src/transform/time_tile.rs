@@ -580,11 +580,17 @@ pub(crate) fn print(
     // and the variables outside keep their values until the final ones below.
     let declared = |node: &Node| {
         let mut node = node.clone();
-        if let Node::Loop(x) = &mut node {
-            x.declares_var = true;
-        }
-        for_each_loop_in(&mut node, &mut |x| x.declares_var = true);
+        crate::program::for_each_loop_mut(std::slice::from_mut(&mut node), &mut |x| {
+            x.declares_var = true
+        });
         node
+    };
+    // Inside the tiles, loops print as the sweeps wrote them (no prefix of the caller's).
+    let inner = PrintOptions {
+        declare_loop_vars: false,
+        loop_prefix: &|_| None,
+        annotate: opts.annotate,
+        c89: opts.c89,
     };
     for (k, (node, row, point)) in sweeps.iter().enumerate() {
         c.line(&format!("/* sweep {k} */"));
@@ -633,12 +639,6 @@ pub(crate) fn print(
                         single = true;
                     }
                 }
-                let inner = PrintOptions {
-                    declare_loop_vars: false,
-                    loop_prefix: &|_| None,
-                    annotate: opts.annotate,
-                    c89: opts.c89,
-                };
                 print::node(&node, &inner, c.depth, &mut c.out);
                 if single {
                     c.close();
@@ -654,12 +654,6 @@ pub(crate) fn print(
                     c.pragma("#pragma omp single");
                 }
                 c.open("");
-                let inner = PrintOptions {
-                    declare_loop_vars: false,
-                    loop_prefix: &|_| None,
-                    annotate: opts.annotate,
-                    c89: opts.c89,
-                };
                 print::node(&declared(node), &inner, c.depth, &mut c.out);
                 c.close();
                 c.close();
@@ -725,34 +719,5 @@ fn final_values(body: &[Node], guard: &mut Vec<String>, opts: &PrintOptions, c: 
             Node::Block(b) => final_values(b, guard, opts, c),
             _ => {}
         }
-    }
-}
-
-/// Calls `f` on every loop strictly inside `n`.
-fn for_each_loop_in(n: &mut Node, f: &mut dyn FnMut(&mut Loop)) {
-    fn walk(body: &mut [Node], f: &mut dyn FnMut(&mut Loop)) {
-        for n in body {
-            match n {
-                Node::Loop(l) => {
-                    f(l);
-                    walk(&mut l.body, f);
-                }
-                Node::If(i) => {
-                    walk(&mut i.then_body, f);
-                    walk(&mut i.else_body, f);
-                }
-                Node::Block(b) => walk(b, f),
-                _ => {}
-            }
-        }
-    }
-    match n {
-        Node::Loop(l) => walk(&mut l.body, f),
-        Node::If(i) => {
-            walk(&mut i.then_body, f);
-            walk(&mut i.else_body, f);
-        }
-        Node::Block(b) => walk(b, f),
-        _ => {}
     }
 }
