@@ -245,7 +245,7 @@ pub(crate) fn uses(body: &[Node], program: &Program) -> Uses {
                     // A pointer read as an array has extents only where the IR indexes
                     // it: glue alone (its accesses in another function were read) does
                     // not make it one here.
-                    if !a.flat && !arrays.contains(name) {
+                    if !a.pointer() && !arrays.contains(name) {
                         arrays.push(name.clone());
                     }
                 } else if program.scalar(name).is_some() {
@@ -351,6 +351,7 @@ extern int tune_rt_saving(int slot, long version);
 extern void tune_rt_start(int slot);
 extern void tune_rt_stop(int slot, long version);
 extern void tune_rt_save(const char *array, const char *tag, long version, int output, const void *data, const char *descr, unsigned long elem_size, int ndim, const long *shape);
+extern void tune_rt_save_rows(const char *array, const char *tag, long version, int output, const void *rows, const char *descr, unsigned long elem_size, const long *shape);
 ";
 
 /// Generates the whole translation unit with every region replaced.
@@ -423,6 +424,8 @@ pub fn region_code(
 
 fn array_param(program: &Program, name: &str) -> String {
     match program.array(name) {
+        // Rows allocated one by one: the nest indexes the row pointers, as the program.
+        Some(a) if a.rows => format!("{} **{}", a.dtype.c_name(), a.name),
         Some(a) => {
             let mut s = format!("{} {}", a.dtype.c_name(), a.name);
             for d in &a.dims {
@@ -625,7 +628,15 @@ fn save_call(
         // no declaration after a statement).
         let (dims, descr, size) = shape_of(program, name);
         let ndim = dims.len();
+        let rows = program.array(name).is_some_and(|a| a.rows);
         let call = |shape: &str| {
+            if rows {
+                // Row by row, into one array of the same shape.
+                return format!(
+                    "tune_rt_save_rows(\"{name}\", \"{tag}\", {version}, {}, (const void *){name}, \"{descr}\", {size}, {shape});",
+                    output as i32
+                );
+            }
             format!(
                 "tune_rt_save(\"{name}\", \"{tag}\", {version}, {}, (const void *){name}, \"{descr}\", {size}, {ndim}, {shape});",
                 output as i32

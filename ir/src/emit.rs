@@ -108,11 +108,20 @@ fn nest_edit(
     let mut out = nodes_code(program, vec![crate::program::Node::Loop(new)], before_for);
     // Pointers read as arrays: the changed nest runs where they do not overlap, the
     // user's nest, as written, elsewhere.
-    if let Some(cond) = crate::flat::disjoint_condition(original, old) {
+    if let Some(check) = crate::flat::disjoint_check(original, old) {
+        let cond = &check.cond;
         out = format!(
             "{before_for}if ({cond}) {{\n{out}{before_for}}} else {{\n{}{before_for}}}\n",
             &text[start..after]
         );
+        // The rows of pointers to rows are measured first, in a block of their own.
+        if !check.before.is_empty() {
+            let mut block = format!("{before_for}{{\n");
+            for line in check.before.lines() {
+                block.push_str(&format!("{before_for}  {line}\n"));
+            }
+            out = format!("{block}{out}{before_for}}}\n");
+        }
     }
     Some((start, after, out))
 }

@@ -551,11 +551,54 @@ pub(crate) fn delinearize(
         .map(|l| l.var.clone())
         .collect();
     let defs = index_defs(body, &loop_vars, invariant);
+    // Subscripts of the row pointers (`w[k][j]`), by dimension.
+    let mut row_uses: BTreeMap<String, [Vec<Use>; 2]> = BTreeMap::new();
+    // A variable of a choice's condition that is neither a loop's nor fixed.
+    let moving = |cond: &Expr| -> Option<String> {
+        let mut found = None;
+        cond.walk(&mut |x| {
+            if let Expr::Var(v) = x {
+                if !loop_vars.contains(v) && !invariant(v) {
+                    found = Some(v.clone());
+                }
+            }
+        });
+        found
+    };
     crate::program::walk_nodes(body, &mut |n, stack| {
         let mut note = |e: &Expr| {
             e.walk(&mut |x| {
                 if let Expr::Access { array, indices } = x {
-                    if !flat.contains(array) || indices.len() != 1 {
+                    if !flat.contains(array) {
+                        return;
+                    }
+                    if arrays.get(array).is_some_and(|a| a.rows) && indices.len() == 2 {
+                        for (d, index) in indices.iter().enumerate() {
+                            let u = &mut row_uses.entry(array.clone()).or_default()[d];
+                            match defs.read(index) {
+                                Some(Sub::One(p)) => u.push((p, stack.to_vec(), None)),
+                                Some(Sub::Two { cond, then, other }) => {
+                                    if let Some(v) = moving(&cond) {
+                                        bad.entry(array.clone())
+                                            .or_insert_with(|| moving_reason(&cond, &v));
+                                        return;
+                                    }
+                                    u.push((then, stack.to_vec(), Some((cond.clone(), true))));
+                                    u.push((other, stack.to_vec(), Some((cond, false))));
+                                }
+                                None => {
+                                    bad.entry(array.clone()).or_insert_with(|| {
+                                        format!(
+                                            "subscript '{}' is not a sum of products",
+                                            crate::print::expr(index)
+                                        )
+                                    });
+                                }
+                            }
+                        }
+                        return;
+                    }
+                    if indices.len() != 1 {
                         return;
                     }
                     match defs.read(&indices[0]) {
@@ -567,20 +610,9 @@ pub(crate) fn delinearize(
                             .accesses
                             .push((p, stack.to_vec(), None)),
                         Some(Sub::Two { cond, then, other }) => {
-                            let mut stays = true;
-                            cond.walk(&mut |x| {
-                                if let Expr::Var(v) = x {
-                                    stays &= loop_vars.contains(v) || invariant(v);
-                                }
-                            });
-                            if !stays {
-                                bad.entry(array.clone()).or_insert_with(|| {
-                                    format!(
-                                        "the condition '{}' of a subscript uses a variable \
-                                         the function writes",
-                                        crate::print::expr(&cond)
-                                    )
-                                });
+                            if let Some(v) = moving(&cond) {
+                                bad.entry(array.clone())
+                                    .or_insert_with(|| moving_reason(&cond, &v));
                                 return;
                             }
                             let a = &mut uses
@@ -635,6 +667,24 @@ pub(crate) fn delinearize(
             }
         }
     }
+    for (name, u) in &row_uses {
+        if bad.contains_key(name) {
+            continue;
+        }
+        match u
+            .iter()
+            .map(|d| row_extent(d, &loop_vars, invariant))
+            .collect::<Result<Vec<Poly>, String>>()
+        {
+            Ok(dims) => {
+                shapes.insert(name.clone(), dims);
+            }
+            Err(why) => {
+                bad.insert(name.clone(), why);
+            }
+        }
+    }
+    let row_names: BTreeSet<String> = row_uses.into_keys().collect();
     // An array read by an earlier region keeps its extents: a region that needs others
     // leaves the pointer as glue.
     for (name, dims) in &shapes {
@@ -649,6 +699,37 @@ pub(crate) fn delinearize(
     }
     for (name, dims) in &shapes {
         if bad.contains_key(name) {
+            continue;
+        }
+        if row_names.contains(name) {
+            // Each subscript through the index temporaries, as the dependences read it.
+            crate::transform::rewrite::rewrite_nodes(body, &mut |e| match e {
+                Expr::Access { array, indices } if array == name && indices.len() == 2 => {
+                    let indices = indices
+                        .iter()
+                        .map(|x| {
+                            Some(match defs.read(x)? {
+                                Sub::One(p) => p.expr(),
+                                Sub::Two { then, other, .. } if then == other => then.expr(),
+                                Sub::Two { cond, then, other } => Expr::Ternary {
+                                    cond: Box::new(cond),
+                                    then: Box::new(then.expr()),
+                                    other: Box::new(other.expr()),
+                                },
+                            })
+                        })
+                        .collect::<Option<Vec<Expr>>>()?;
+                    Some(Expr::Access {
+                        array: array.clone(),
+                        indices,
+                    })
+                }
+                _ => None,
+            });
+            if let Some(a) = arrays.get_mut(name) {
+                a.dims = dims.iter().map(Poly::expr).collect();
+                a.extents = a.dims.iter().map(crate::program::const_value).collect();
+            }
             continue;
         }
         let strides: Vec<String> = dims[1..]
@@ -695,6 +776,79 @@ pub(crate) fn delinearize(
         }
     }
     bad.into_iter().collect()
+}
+
+fn moving_reason(cond: &Expr, v: &str) -> String {
+    format!(
+        "the condition '{}' of a subscript uses '{v}', which the function writes",
+        crate::print::expr(cond)
+    )
+}
+
+/// The larger of two extents, where one is provably at least the other.
+fn larger(a: Poly, b: Poly) -> Result<Poly, String> {
+    let d = b.plus(&a, -1);
+    if d.non_negative() {
+        Ok(b)
+    } else if Poly::default().plus(&d, -1).non_negative() {
+        Ok(a)
+    } else {
+        Err(format!(
+            "its extent is '{}' at one access and '{}' at another",
+            crate::print::expr(&a.expr()),
+            crate::print::expr(&b.expr())
+        ))
+    }
+}
+
+/// The extent of one dimension of a pointer to rows: its largest subscript plus one,
+/// every subscript affine in the loops and sizes and provably not negative.
+fn row_extent(
+    uses: &[Use],
+    loop_vars: &BTreeSet<String>,
+    invariant: &dyn Fn(&str) -> bool,
+) -> Result<Poly, String> {
+    let mut out: Option<Poly> = None;
+    for (p, loops, choice) in uses {
+        if let Some(v) =
+            p.0.keys()
+                .flatten()
+                .find(|v| !loop_vars.contains(*v) && !invariant(v))
+        {
+            return Err(format!(
+                "its subscript uses '{v}', which the function writes"
+            ));
+        }
+        if !p.is_affine() {
+            return Err(format!(
+                "subscript '{}' is not affine",
+                crate::print::expr(&p.expr())
+            ));
+        }
+        let adjust = &match choice {
+            Some((cond, holds)) => narrowing(loops, cond, *holds),
+            None => BTreeMap::new(),
+        };
+        let lo = extreme(p, loops, false, adjust).ok_or("its loop bounds are not affine")?;
+        if !lo.non_negative() {
+            return Err(format!(
+                "its subscript '{}' may be negative",
+                crate::print::expr(&p.expr())
+            ));
+        }
+        let hi = extreme(p, loops, true, adjust)
+            .ok_or("its loop bounds are not affine")?
+            .plus(&Poly::constant(1), 1);
+        out = Some(match out {
+            None => hi,
+            Some(h) => larger(h, hi)?,
+        });
+    }
+    let e = out.ok_or("no access")?;
+    if e.constant_term() <= 0 && e.0.len() == 1 {
+        return Err("it is never indexed".into());
+    }
+    Ok(e)
 }
 
 /// The subscripts of `p` for strides `strides` (innermost last): `p` split by the
@@ -799,20 +953,7 @@ fn shape(
             .plus(&Poly::constant(1), 1);
         first_hi = Some(match first_hi {
             None => hi0,
-            Some(h) => {
-                let d = hi0.plus(&h, -1);
-                if d.non_negative() {
-                    hi0
-                } else if Poly::default().plus(&d, -1).non_negative() {
-                    h
-                } else {
-                    return Err(format!(
-                        "its first extent is '{}' at one access and '{}' at another",
-                        crate::print::expr(&h.expr()),
-                        crate::print::expr(&hi0.expr())
-                    ));
-                }
-            }
+            Some(h) => larger(h, hi0)?,
         });
     }
     let first = first_hi.ok_or("no access")?;
@@ -866,41 +1007,108 @@ fn linear(e: &Expr, flat: &BTreeMap<&str, &[Expr]>) -> Option<Expr> {
     })
 }
 
-/// The C condition under which the flat arrays that `root` uses do not overlap (every
-/// pair of which one is written), or None when no pair needs the check. Read as
-/// arrays, two pointers are distinct arrays to the dependence analysis: a nest a
-/// recipe changed runs only where that holds, and the user's nest elsewhere.
-pub fn disjoint_condition(program: &Program, root: &crate::program::Loop) -> Option<String> {
+/// The check a tuned file runs before a changed nest that uses pointers read as
+/// arrays: C statements that measure the rows of each pointer to rows (`before`, in a
+/// block of their own with the `if`), and the condition under which no two of the
+/// arrays overlap where one of them is written (`cond`). Read as arrays, two pointers
+/// are distinct arrays to the dependence analysis, and the rows of one are distinct
+/// rows: a nest a recipe changed runs only where that holds, the user's nest elsewhere.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DisjointCheck {
+    pub before: String,
+    pub cond: String,
+}
+
+/// The check for the nest `root`, or None when no pair needs one (see [`DisjointCheck`]).
+///
+/// A flat array spans `[a, a + D0 * ... * Dn)`. A pointer to rows spans from its lowest
+/// row's start to its highest row's end (`tune_lo_w`, `tune_hi_w`, measured over its
+/// `D0` rows); where it is written its rows must also stand in increasing order, each
+/// after the end of the one before (`tune_apart_w`), which is how rows allocated one
+/// after another or cut from one block lie. Rows in any other order run the user's
+/// nest.
+pub fn disjoint_check(program: &Program, root: &crate::program::Loop) -> Option<DisjointCheck> {
     let u = crate::codegen::uses(std::slice::from_ref(&Node::Loop(root.clone())), program);
     let used: Vec<&String> = u
         .arrays
         .iter()
-        .filter(|n| program.array(n).is_some_and(|a| a.flat))
+        .filter(|n| program.array(n).is_some_and(|a| a.pointer()))
         .collect();
-    let end = |name: &str| -> String {
-        let a = program.array(name).expect("flat array");
-        let count: Vec<String> = a
-            .dims
-            .iter()
-            .map(|d| format!("({})", crate::print::expr(d)))
-            .collect();
-        format!("(const char *)({name} + {})", count.join(" * "))
+    let extent = |d: &Expr| format!("({})", crate::print::expr(d));
+    let rows = |name: &str| program.array(name).is_some_and(|a| a.rows);
+    let range = |name: &str| -> (String, String) {
+        let a = program.array(name).expect("pointer array");
+        if a.rows {
+            return (format!("tune_lo_{name}"), format!("tune_hi_{name}"));
+        }
+        let count: Vec<String> = a.dims.iter().map(extent).collect();
+        (
+            format!("(const char *){name}"),
+            format!("(const char *)({name} + {})", count.join(" * ")),
+        )
     };
-    // A restrict pointer's elements are reached through it alone.
-    let restrict = |n: &str| program.array(n).is_some_and(|a| a.restrict);
-    let mut pairs = Vec::new();
+    // A restrict flat pointer's elements are reached through it alone.
+    let restrict = |n: &str| program.array(n).is_some_and(|a| a.restrict && a.flat);
+    let mut conds = Vec::new();
+    let mut measured: BTreeSet<&str> = BTreeSet::new();
+    for p in &used {
+        if rows(p) && u.written.contains(*p) {
+            conds.push(format!("tune_apart_{p}"));
+            measured.insert(p);
+        }
+    }
     for (k, p) in used.iter().enumerate() {
         for q in &used[k + 1..] {
             if (u.written.contains(*p) || u.written.contains(*q)) && !restrict(p) && !restrict(q) {
-                pairs.push(format!(
-                    "({} <= (const char *){q} || {} <= (const char *){p})",
-                    end(p),
-                    end(q)
-                ));
+                let ((p_lo, p_hi), (q_lo, q_hi)) = (range(p), range(q));
+                conds.push(format!("({p_hi} <= {q_lo} || {q_hi} <= {p_lo})"));
+                measured.extend([p.as_str(), q.as_str()].into_iter().filter(|n| rows(n)));
             }
         }
     }
-    (!pairs.is_empty()).then(|| pairs.join(" && "))
+    if conds.is_empty() {
+        return None;
+    }
+    // Declarations first (the block builds under C89), then the loops.
+    let (mut decls, mut loops) = (String::new(), String::new());
+    for name in &measured {
+        let a = program.array(name).expect("pointer array");
+        let (n, len) = (extent(&a.dims[0]), extent(&a.dims[1]));
+        let written = u.written.contains(*name);
+        decls.push_str(&format!(
+            "const char *tune_lo_{name} = 0, *tune_hi_{name} = 0; long tune_r_{name};\n"
+        ));
+        if written {
+            decls.push_str(&format!("int tune_apart_{name} = 1;\n"));
+        }
+        loops.push_str(&format!(
+            "for (tune_r_{name} = 0; tune_r_{name} < {n}; tune_r_{name}++) {{\n  \
+             const char *tune_s = (const char *){name}[tune_r_{name}], \
+             *tune_e = tune_s + {len} * sizeof **{name};\n"
+        ));
+        if written {
+            loops.push_str(&format!(
+                "  if (tune_r_{name} > 0 && tune_s < tune_hi_{name}) tune_apart_{name} = 0;\n"
+            ));
+        }
+        loops.push_str(&format!(
+            "  if (tune_r_{name} == 0 || tune_s < tune_lo_{name}) tune_lo_{name} = tune_s;\n  \
+             if (tune_e > tune_hi_{name}) tune_hi_{name} = tune_e;\n}}\n"
+        ));
+    }
+    let before = decls + &loops;
+    Some(DisjointCheck {
+        before,
+        cond: conds.join(" && "),
+    })
+}
+
+/// The condition of [`disjoint_check`] where it needs no statements before it (flat
+/// arrays alone).
+pub fn disjoint_condition(program: &Program, root: &crate::program::Loop) -> Option<String> {
+    disjoint_check(program, root)
+        .filter(|c| c.before.is_empty())
+        .map(|c| c.cond)
 }
 
 #[cfg(test)]

@@ -100,12 +100,24 @@ pub struct Array {
     /// as an array of `dims` (see [`crate::flat`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub flat: bool,
+    /// A pointer to row pointers (`float **w`, rows allocated one by one) indexed with
+    /// two subscripts (`w[k][j]`), read as an array of `dims` whose rows need not be
+    /// contiguous (see [`crate::flat`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rows: bool,
     /// A `restrict`-qualified pointer: nothing else reaches its elements.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub restrict: bool,
 }
 
 impl Array {
+    /// A pointer the program reads as an array (`flat` or `rows`): its extents come
+    /// from the loops that index it, and the tuned file checks that it does not overlap
+    /// the others.
+    pub fn pointer(&self) -> bool {
+        self.flat || self.rows
+    }
+
     /// Bytes of the whole array, when every extent is a known positive constant.
     pub fn bytes(&self) -> Option<i64> {
         if self.extents.is_empty() {

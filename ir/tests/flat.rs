@@ -253,3 +253,43 @@ fn a_column_at_the_start_of_each_row_is_inside_rows_of_at_least_one_element() {
     assert_eq!(dims(&p, "u"), ["ny", "nx"]);
     assert!(glue(&p).is_empty(), "{:?}", glue(&p));
 }
+
+const ROWS: &str = "void adjust(float *delta, int nd, float *ly, int nl, float **w, float **oldw)\n{\n  int j, k;\n  float d;\n\
+  for (j = 1; j <= nd; j++)\n    for (k = 0; k <= nl; k++) {\n      d = 0.3f * delta[j] * ly[k] + 0.3f * oldw[k][j];\n\
+      w[k][j] += d;\n      oldw[k][j] = d;\n    }\n}\n";
+
+#[test]
+fn pointers_to_rows_are_arrays_of_the_rows_the_loops_reach() {
+    let p = parse("rows", ROWS);
+    assert!(glue(&p).is_empty(), "{:?}", glue(&p));
+    for name in ["w", "oldw"] {
+        let a = p.program.array(name).unwrap();
+        assert!(a.rows && !a.flat);
+        let d: Vec<String> = a.dims.iter().map(ir::print::expr).collect();
+        assert_eq!(d, ["nl + 1", "nd + 1"]);
+    }
+    assert_eq!(dims(&p, "delta"), ["nd + 1"]);
+    // The loops walk columns; with `d` private to an iteration they may be
+    // interchanged (rows then walked with unit stride).
+    let root = p.program.regions[0]
+        .body
+        .iter()
+        .find_map(|n| match n {
+            ir::program::Node::Loop(l) => Some(l.id),
+            _ => None,
+        })
+        .unwrap();
+    let t = ir::transform::apply(
+        &p.program,
+        0,
+        root,
+        &ir::transform::Recipe {
+            steps: vec![ir::transform::Step::Interchange {
+                at: 0,
+                order: vec![1, 0],
+            }],
+        },
+    );
+    let t = t.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(t.root.var, "k");
+}

@@ -308,6 +308,31 @@ fail:
   tune_rt_save_seconds += tune_rt_now() - t0;
 }
 
+/* A pointer to rows (`float **w`, rows allocated one by one) of shape[0] rows of
+ * shape[1] elements: gathered into one block and saved as a 2-d array. */
+void tune_rt_save_rows(const char *array, const char *tag, long version, int output, const void *rows,
+                       const char *descr, unsigned long elem_size, const long *shape)
+{
+  unsigned long n = shape[0] > 0 ? (unsigned long)shape[0] : 0;
+  unsigned long len = (shape[1] > 0 ? (unsigned long)shape[1] : 0) * elem_size;
+  char *block;
+
+  tune_rt_init();
+  if (!tune_rt_data)
+    return;
+  block = malloc(n * len + 1);
+  if (!block) {
+    if (!tune_rt_failed)
+      fprintf(stderr, "tune: cannot save %s for %s version %ld: out of memory\n", array, tag, version);
+    tune_rt_failed = 1;
+    return;
+  }
+  for (unsigned long r = 0; r < n; r++)
+    memcpy(block + r * len, ((char *const *)rows)[r], len);
+  tune_rt_save(array, tag, version, output, block, descr, elem_size, 2, shape);
+  free(block);
+}
+
 /* ---------------------------------------------------------------------------------
  * Cutouts: one nest run alone on data restored from .npy files.
  *
@@ -316,8 +341,10 @@ fail:
  *   tune_co_load(name, descr, size, &p) every input: arrays and scalars of the nest
  *   a = tune_co_alloc(tune_co_bytes(name)); tune_co_place(name, a)
  *                                       every array: its own block from the allocator
+ *   a = tune_co_rows(name)              a pointer to rows: a table of its rows' starts
  *   while (tune_co_next()) { ...reset written scalars...; tune_co_start(); NEST(...); tune_co_stop(); }
- *   tune_co_output(name, descr, size, p, ndim) for every output
+ *   tune_co_output(name, descr, size, p, is_array) for every output (is_array 2: the
+ *                                       rows of an input, from its block)
  *   tune_co_finish()                    writes the JSON report
  *
  * Options: data=DIR tag=nestK version=V out=DIR report=FILE warmup=N reps=N
@@ -586,6 +613,21 @@ void tune_co_place(const char *name, void *block)
   b->work = block;
 }
 
+/* A table of the starts of an input's rows (shape[0] of them) in its block: the nest
+ * takes a pointer to rows (`float **w`) as the program has it. */
+void *tune_co_rows(const char *name)
+{
+  struct tune_co_buf *b = tune_co_buf_named(name);
+  size_t n = b->ndim > 0 && b->shape[0] > 0 ? (size_t)b->shape[0] : 0;
+  size_t len = n ? b->bytes / n : 0;
+  char **table = malloc((n ? n : 1) * sizeof *table);
+  if (!table)
+    tune_co_die("out of memory for the rows of", name);
+  for (size_t r = 0; r < n; r++)
+    table[r] = (char *)b->work + r * len;
+  return table;
+}
+
 static int tune_co_cmp_double(const void *a, const void *b)
 {
   double x = *(const double *)a, y = *(const double *)b;
@@ -703,6 +745,8 @@ void tune_co_output(const char *name, const char *descr, unsigned long elem_size
     if (strcmp(tune_co.bufs[i].name, name) == 0) {
       ndim = tune_co.bufs[i].ndim;
       memcpy(shape, tune_co.bufs[i].shape, sizeof shape);
+      if (is_array == 2)
+        data = tune_co.bufs[i].work;
     }
   if (!is_array)
     ndim = 0;

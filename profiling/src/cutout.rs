@@ -256,6 +256,7 @@ impl Cutout {
              extern unsigned long tune_co_bytes(const char *name);\n\
              extern void *tune_co_alloc(unsigned long bytes) __attribute__((malloc));\n\
              extern void tune_co_place(const char *name, void *block);\n\
+             extern void *tune_co_rows(const char *name);\n\
              extern int tune_co_next(void);\n\
              extern void tune_co_start(void);\n\
              extern void tune_co_stop(void);\n\
@@ -302,6 +303,10 @@ impl Cutout {
                 "  tune_co_load({name}, \"{descr}\", {size}, &tune_tmp);\n  \
                  {a} = tune_co_alloc(tune_co_bytes({name}));\n  tune_co_place({name}, {a});"
             );
+            // A pointer to rows gets a table of its rows' starts, as the program has it.
+            if self.program.array(a).is_some_and(|x| x.rows) {
+                let _ = writeln!(stmts, "  {a} = tune_co_rows({name});");
+            }
         }
         s.push_str("\nint main(int tune_argc, char **tune_argv)\n{\n");
         s.push_str(&decls);
@@ -341,11 +346,19 @@ impl Cutout {
                 );
             } else {
                 let (descr, size) = self.array_descr(out);
-                let _ = writeln!(
-                    tail,
-                    "  tune_co_output({}, \"{descr}\", {size}, {out}, 1);",
-                    c_string(out)
-                );
+                let _ = if self.program.array(out).is_some_and(|x| x.rows) {
+                    writeln!(
+                        tail,
+                        "  tune_co_output({}, \"{descr}\", {size}, (const void *)0, 2);",
+                        c_string(out)
+                    )
+                } else {
+                    writeln!(
+                        tail,
+                        "  tune_co_output({}, \"{descr}\", {size}, {out}, 1);",
+                        c_string(out)
+                    )
+                };
             }
         }
         tail.push_str("  tune_co_finish();\n  return 0;\n}\n");

@@ -52,6 +52,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod dense;
+mod order;
 mod stencil;
 mod whole;
 
@@ -515,7 +516,7 @@ impl Pipeline {
             .map(|v| v.is_pick().then(|| v.recipe.clone()))
             .collect();
         if let Some(root) = root {
-            for (rule, what, recipe) in rule_recipes(program, root, ctx.machine) {
+            for (rule, what, recipe) in rule_recipes(program, nest.region, root, ctx.machine) {
                 // A neighbour's register tile, re-fitted, may be this very recipe: it
                 // is measured once, as the neighbour's.
                 if picks.iter().any(|p| p.as_ref() == Some(&recipe)) {
@@ -562,8 +563,11 @@ impl Pipeline {
         let run = runner.run(&exe, "original", &self.measure)?;
         // Pointers read as arrays are saved apart: where they overlap in the program,
         // the cutout, on separate copies, computes something else.
-        let flat = |a: &String| program.array(a).is_some_and(|x| x.flat);
-        if run.verdict != Verdict::Verified && nest.arrays.iter().filter(|a| flat(a)).count() > 1 {
+        let flat = |a: &String| program.array(a).is_some_and(|x| x.pointer());
+        let rows = |a: &String| program.array(a).is_some_and(|x| x.rows);
+        if run.verdict != Verdict::Verified
+            && (nest.arrays.iter().filter(|a| flat(a)).count() > 1 || nest.arrays.iter().any(rows))
+        {
             return Err(Error::Unmeasurable(format!(
                 "its cutout does not reproduce the program's outputs ({}): its pointers \
                  may overlap in the program",
@@ -710,9 +714,10 @@ impl Pipeline {
 
 /// The recipes the rules propose for the nest at `root`, whatever the database holds:
 /// register tiles of its products (`pipeline/dense.rs`), time tiles of its time loop
-/// (`pipeline/stencil.rs`). Each is `(rule, what the candidate is called, recipe)`.
+/// (`pipeline/stencil.rs`), a loop order of unit stride (`pipeline/order.rs`). Each is `(rule, what the candidate is called, recipe)`.
 fn rule_recipes(
     program: &ir::Program,
+    region: usize,
     root: &ir::Loop,
     machine: Option<&MachineInfo>,
 ) -> Vec<(&'static str, String, Recipe)> {
@@ -722,7 +727,10 @@ fn rule_recipes(
     let stencil = stencil::time_tile_recipes(program, root, machine)
         .into_iter()
         .map(|(what, r)| ("time-tile rule", what, r));
-    dense.chain(stencil).collect()
+    let order = order::loop_order_recipes(program, region, root)
+        .into_iter()
+        .map(|(what, r)| ("loop-order rule", what, r));
+    dense.chain(stencil).chain(order).collect()
 }
 
 /// The choice among the measured candidates and the nest's report row.

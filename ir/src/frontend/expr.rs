@@ -172,9 +172,11 @@ impl Lowerer<'_> {
         };
         let name = id.node.name.clone();
         let (dtype, dims, local) = match self.resolve(&name) {
-            Some(Resolved::External(Sym::Flat(t, restrict)) | Resolved::Local(Sym::Flat(t, restrict)))
-                if indices.len() == 1 =>
-            {
+            Some(
+                Resolved::External(sym @ (Sym::Flat(t, restrict) | Sym::Rows(t, restrict)))
+                | Resolved::Local(sym @ (Sym::Flat(t, restrict) | Sym::Rows(t, restrict))),
+            ) if indices.len() == if matches!(sym, Sym::Rows(..)) { 2 } else { 1 } => {
+                let rows = matches!(sym, Sym::Rows(..));
                 if let Some(why) = self.flat_refused.get(&name) {
                     return self.unsupported(
                         cur.span,
@@ -188,13 +190,17 @@ impl Lowerer<'_> {
                     dims: Vec::new(),
                     extents: Vec::new(),
                     local: false,
-                    flat: true,
+                    flat: !rows,
+                    rows,
                     restrict,
                 });
-                let index = self.expr(indices[0])?;
+                let indices = indices
+                    .into_iter()
+                    .map(|i| self.expr(i))
+                    .collect::<Result<Vec<_>>>()?;
                 return Ok(Expr::Access {
                     array: name,
-                    indices: vec![index],
+                    indices,
                 });
             }
             Some(Resolved::External(Sym::Array { dtype, dims })) => {
@@ -204,8 +210,8 @@ impl Lowerer<'_> {
                 (dtype, self.with_constants(dims), true)
             }
             Some(
-                Resolved::External(Sym::Pointer | Sym::Flat(..))
-                | Resolved::Local(Sym::Pointer | Sym::Flat(..)),
+                Resolved::External(Sym::Pointer | Sym::Flat(..) | Sym::Rows(..))
+                | Resolved::Local(Sym::Pointer | Sym::Flat(..) | Sym::Rows(..)),
             ) => {
                 return self.unsupported(cur.span, format!("subscript of pointer '{name}' (declare it as an array with its extents, e.g. double {name}[N])"))
             }
@@ -239,6 +245,7 @@ impl Lowerer<'_> {
                     extents,
                     local: false,
                     flat: false,
+                    rows: false,
                     restrict: false,
                 },
             );
@@ -293,8 +300,8 @@ impl Lowerer<'_> {
                     Some(
                         Resolved::External(Sym::Array { .. })
                         | Resolved::Local(Sym::Array { .. })
-                        | Resolved::External(Sym::Pointer | Sym::Flat(..))
-                        | Resolved::Local(Sym::Pointer | Sym::Flat(..)),
+                        | Resolved::External(Sym::Pointer | Sym::Flat(..) | Sym::Rows(..))
+                        | Resolved::Local(Sym::Pointer | Sym::Flat(..) | Sym::Rows(..)),
                     ) => self.unsupported(
                         e.span,
                         format!("pointer arithmetic or array '{name}' used as a value"),

@@ -206,6 +206,7 @@ impl<'a> Lowerer<'a> {
                             extents,
                             local: true,
                             flat: false,
+                            rows: false,
                             restrict: false,
                         },
                     );
@@ -224,7 +225,7 @@ impl<'a> Lowerer<'a> {
                         pos,
                     }));
                 }
-                Sym::Pointer | Sym::Flat(..) => {
+                Sym::Pointer | Sym::Flat(..) | Sym::Rows(..) => {
                     return self.unsupported(init.span, format!("pointer declaration '{name}'"))
                 }
                 Sym::Function => {

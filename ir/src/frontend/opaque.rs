@@ -248,8 +248,11 @@ impl Lowerer<'_> {
             let through = matches!(
                 self.resolve(name),
                 Some(
-                    Resolved::External(Sym::Array { .. } | Sym::Pointer | Sym::Flat(..))
-                        | Resolved::Local(Sym::Array { .. } | Sym::Pointer | Sym::Flat(..))
+                    Resolved::External(
+                        Sym::Array { .. } | Sym::Pointer | Sym::Flat(..) | Sym::Rows(..)
+                    ) | Resolved::Local(
+                        Sym::Array { .. } | Sym::Pointer | Sym::Flat(..) | Sym::Rows(..)
+                    )
                 )
             );
             if !names.iter().any(|n| n == name) {
@@ -272,6 +275,7 @@ impl Lowerer<'_> {
             let sym = match sym {
                 Sym::Scalar(t) => Sym::Scalar(t),
                 Sym::Flat(t, r) => Sym::Flat(t, r),
+                Sym::Rows(t, r) => Sym::Rows(t, r),
                 Sym::Array { .. } => Sym::Other("declared by a statement kept as written".into()),
                 _ => Sym::Pointer,
             };

@@ -16,6 +16,10 @@ pub(super) enum Sym {
     /// subscript, it may be read as an array (see `crate::flat`); whether it is
     /// `restrict`-qualified.
     Flat(DType, bool),
+    /// A pointer to pointers to a scalar type (`float **w`): indexed with two
+    /// subscripts, it may be read as an array of rows (see `crate::flat`); whether it is
+    /// `restrict`-qualified.
+    Rows(DType, bool),
     Function,
     /// An enumeration constant, with its value.
     Const(i64),
@@ -256,8 +260,14 @@ pub(super) fn declarator_sym(
         }),
         _ => false,
     });
+    let pointers = d
+        .derived
+        .iter()
+        .filter(|x| matches!(x.node, DerivedDeclarator::Pointer(_)))
+        .count();
     let flat = |base: &Base| match base {
         Base::D(t) if d.derived.len() == 1 => Sym::Flat(*t, restrict),
+        Base::D(t) if d.derived.len() == 2 && pointers == 2 => Sym::Rows(*t, restrict),
         _ => Sym::Pointer,
     };
     for der in &d.derived {

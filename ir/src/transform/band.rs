@@ -98,8 +98,18 @@ pub(crate) fn band_of(l: &Loop, m: usize) -> Option<Vec<&Loop>> {
 /// Direction components over `band` (consecutive common loops) of every dependence
 /// that is not carried by a loop outside the band.
 pub(crate) fn band_vectors(an: &Analysis, band: &[usize]) -> Vec<Vec<Dir>> {
+    band_vectors_where(an, band, &|_| true)
+}
+
+/// [`band_vectors`] of the dependences that `keep` keeps.
+pub(crate) fn band_vectors_where(
+    an: &Analysis,
+    band: &[usize],
+    keep: &dyn Fn(&crate::deps::Dependence) -> bool,
+) -> Vec<Vec<Dir>> {
     an.deps
         .iter()
+        .filter(|d| keep(d))
         .filter_map(|d| {
             let p = d.loops.iter().position(|id| *id == band[0])?;
             if d.loops.get(p..p + band.len())? != band

@@ -47,6 +47,7 @@ pub(crate) fn privatize_arrays(l: &mut Loop, cx: &mut Ctx) -> Result<(), Refusal
             name: copy,
             local: true,
             flat: false,
+            rows: false,
             restrict: false,
             ..array
         });

@@ -261,7 +261,7 @@ fn whole_recipes(
     // A band of the whole nest that accumulates a product (trmm's, whose row loop
     // carries a dependence and so is no nest of its own): its register tiles.
     // A time loop of sweeps over rows (a stencil's): its time tiles.
-    for (_, what, recipe) in super::rule_recipes(program, root, machine) {
+    for (_, what, recipe) in super::rule_recipes(program, whole.region, root, machine) {
         add(&what, (recipe, Vec::new()));
     }
     (!tries.is_empty()).then_some(tries)
