@@ -525,3 +525,114 @@ int main(void)
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `row_pointers.c` tuned with `recipe` on its weight update, `main` changed by `edit`:
+/// the tuned file's output and the original's.
+fn rows_tuned_and_original(name: &str, edit: &dyn Fn(&str) -> String) -> (String, String, String) {
+    let src = format!(
+        "{}/../tests/fixtures/user-style/row_pointers.c",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let dir = std::env::temp_dir().join(format!("tune-rows-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = edit(&std::fs::read_to_string(&src).unwrap());
+    let file = dir.join("rows.c");
+    std::fs::write(&file, &text).unwrap();
+    let parsed = ir::load(file.to_str().unwrap(), &ir::FrontendOptions::default()).unwrap();
+    let program = &parsed.program;
+    let nests = ir::codegen::nests(program);
+    let update = nests
+        .iter()
+        .find(|n| program.regions[n.region].function == "adjust_weights")
+        .unwrap();
+    let recipes = vec![(
+        update.region,
+        update.root,
+        Recipe {
+            steps: vec![
+                Step::Interchange {
+                    at: 0,
+                    order: vec![1, 0],
+                },
+                Step::Parallelize {
+                    at: 0,
+                    schedule: ir::transform::Schedule::Static,
+                    chunk: None,
+                    collapse: None,
+                },
+            ],
+        },
+    )];
+    let (tuned, _) = ir::emit::apply_recipes(program, &recipes).unwrap();
+    let out =
+        ir::emit::tuned_source(&text, &tuned, program, &[(update.region, update.root)]).unwrap();
+    // Each branch says when it runs (the program's own output is one line at the end).
+    let at = out.find("if (tune_apart_oldw").unwrap();
+    let open = at + out[at..].find("{\n").unwrap() + 2;
+    let mut probe = out.clone();
+    let orig = open + probe[open..].find("} else {\n").unwrap() + 9;
+    probe.insert_str(orig, "puts(\"as written\");\n");
+    probe.insert_str(open, "puts(\"changed\");\n");
+    std::fs::write(dir.join("tuned.c"), &probe).unwrap();
+    let defines = ["-std=c99", "-pedantic-errors", "-DIN=70", "-DOUT=50"];
+    let got = build_and_run_with(&dir, "tuned.c", &defines);
+    let want = build_and_run_with(&dir, "rows.c", &defines);
+    std::fs::remove_dir_all(&dir).unwrap();
+    (out, got, want)
+}
+
+/// The lines of `got` that the branches printed, and the rest.
+fn branches(got: &str) -> (Vec<&str>, String) {
+    let (said, rest): (Vec<&str>, Vec<&str>) = got
+        .lines()
+        .partition(|l| *l == "changed" || *l == "as written");
+    let mut said = said;
+    said.dedup();
+    (said, rest.join("\n") + "\n")
+}
+
+#[test]
+fn pointers_to_rows_are_indexed_as_written_and_a_changed_nest_runs_where_rows_stand_apart() {
+    let (out, got, want) = rows_tuned_and_original("apart", &|t| t.to_string());
+    let (said, rest) = branches(&got);
+    assert_eq!((said, rest), (vec!["changed"], want));
+    // The rows of both written pointers measured, in order and apart, and the ranges
+    // of every pair compared; the user's nest as written otherwise.
+    for needle in [
+        "int tune_apart_w = 1;",
+        "for (tune_r_oldw = 0; tune_r_oldw < (nly + 1); tune_r_oldw++) {",
+        "tune_e = tune_s + (ndelta + 1) * sizeof **w;",
+        "if (tune_apart_oldw && tune_apart_w && ",
+        "(tune_hi_oldw <= tune_lo_w || tune_hi_w <= tune_lo_oldw)",
+        "#pragma omp parallel for",
+        "w[k][j] += new_dw;",
+        "} else {",
+    ] {
+        assert!(out.contains(needle), "{needle} missing in:\n{out}");
+    }
+    let update = out.find("void adjust_weights").unwrap();
+    assert!(
+        out[update..]
+            .find("for (int k = 0; k <= nly; k++)")
+            .unwrap()
+            < out[update..].find("for (int j = 1").unwrap()
+    );
+}
+
+#[test]
+fn rows_that_overlap_in_the_program_run_the_users_nest() {
+    // Every row of `w` the same memory: the interchanged, parallel update would race
+    // and reorder; the check sends the program to the user's nest.
+    let shared = |t: &str| {
+        t.replace(
+            "  float **oldw = alloc_rows(IN + 1, OUT + 1);",
+            "  float **oldw = alloc_rows(IN + 1, OUT + 1);\n  for (i = 1; i <= IN; i++)\n    w[i] = w[0];",
+        )
+        // Its rows are freed once.
+        .replace("  free_rows(w, IN + 1);", "  free(w);")
+    };
+    let (out, got, want) = rows_tuned_and_original("overlap", &shared);
+    assert!(out.contains("tune_apart_w"), "{out}");
+    let (said, rest) = branches(&got);
+    assert_eq!((said, rest), (vec!["as written"], want));
+}

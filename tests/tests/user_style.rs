@@ -610,3 +610,42 @@ fn a_heat_plate_over_malloced_rows_is_tried_as_time_tiles() {
         assert!(tuned.contains("time tile of 't'"), "{tuned}");
     }
 }
+
+#[test]
+fn weights_in_rows_allocated_one_by_one_are_tuned_with_unit_stride() {
+    // float **w, each row its own malloc, w[k][j]: read as arrays of the rows the loops
+    // reach. The weight update walks columns; the loop-order rule tries it with rows
+    // walked with unit stride, measured and verified on the saved rows.
+    let (_, tuned, r) = tune_and_check("row_pointers.c", &["-std=c99", "-DIN=400", "-DOUT=300"]);
+    let lines = nest_lines(&r);
+    for line in [53, 67] {
+        assert!(lines.contains(&line), "{line} not in {lines:?}");
+    }
+    let update = r["nests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["line"] == 67)
+        .unwrap();
+    let rule: Vec<&serde_json::Value> = update["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["from"]["program"] == "loop-order rule")
+        .collect();
+    assert!(!rule.is_empty(), "{update}");
+    for c in &rule {
+        assert_eq!(c["verdict"], "verified", "{c}");
+        assert_eq!(c["recipe"]["steps"][0]["step"], "interchange", "{c}");
+    }
+    // Unit stride beats a column walk over 400 rows of 1.2 KB.
+    let best = rule
+        .iter()
+        .map(|c| c["speedup"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(best > 1.5, "{update}");
+    // Where a recipe stands in the tuned file, the rows are checked first.
+    if tuned.contains("#pragma omp parallel for") || tuned.contains("for (int k") {
+        assert!(tuned.contains("tune_apart_"), "{tuned}");
+    }
+}
