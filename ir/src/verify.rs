@@ -125,6 +125,13 @@ impl Verifier<'_> {
             LoopCmp::Gt => (bound + 1, init),
             LoopCmp::Ge => (bound, init),
         };
+        // The variable takes every `step`-th value from `init`: the last it reaches.
+        let step = l.step.unsigned_abs().max(1) as i64;
+        let (lo, hi) = if l.step > 0 {
+            (lo, lo + (hi - lo).max(0) / step * step)
+        } else {
+            (hi - (hi - lo).max(0) / step * step, hi)
+        };
         (lo <= hi).then_some((lo, hi))
     }
 

@@ -636,3 +636,54 @@ fn rows_that_overlap_in_the_program_run_the_users_nest() {
     let (said, rest) = branches(&got);
     assert_eq!((said, rest), (vec!["as written"], want));
 }
+
+#[test]
+fn a_local_array_initialized_with_constants_is_assigned_and_its_loop_parallel() {
+    // `float sum[BS] = {0.f};` in a blocked loop: the elements assigned after the
+    // declaration, the array private to each block, so the block loop is parallel.
+    let text = "#include <stdio.h>\n#define N 96\n#define BS 8\nfloat a[N][N], out[N];\n\
+int main(void)\n{\n  int i, j, k;\n  for (i = 0; i < N; i++)\n    for (j = 0; j < N; j++)\n\
+      a[i][j] = (float)((i + 2 * j) % 7);\n  for (i = 0; i < N; i += BS) {\n\
+    float sum[BS] = {0.f};\n    float w[4] = {1.0f, -2.0f};\n    for (j = 0; j < N; j++)\n\
+      for (k = 0; k < BS; k++)\n        sum[k] += a[i + k][j] * w[j % 2];\n\
+    for (k = 0; k < BS; k++)\n      out[i + k] = sum[k] + w[3];\n  }\n\
+  for (i = 0; i < N; i++)\n    printf(\"%.1f\\n\", out[i]);\n  return 0;\n}\n";
+    let parsed = load_text("init.c", text, ir::FrontendOptions::default());
+    let program = &parsed.program;
+    let nests = ir::codegen::nests(program);
+    assert_eq!(nests.len(), 2, "{:?}", program.regions[0].body);
+    let root = program.find_loop(nests[1].region, nests[1].root).unwrap();
+    assert_eq!(root.kind, ir::program::LoopKind::Map);
+    let assigned: Vec<String> = root
+        .body
+        .iter()
+        .filter_map(|n| match n {
+            ir::program::Node::Assign(a) => Some(ir::print::expr(&a.target)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(assigned.len(), 12);
+    assert_eq!(assigned[0], "sum[0]");
+    assert_eq!(assigned[11], "w[3]");
+    let n = &nests[1];
+    let recipe = Recipe {
+        steps: vec![Step::Parallelize {
+            at: 0,
+            schedule: ir::transform::Schedule::Static,
+            chunk: None,
+            collapse: None,
+        }],
+    };
+    let (tuned, _) = ir::emit::apply_recipes(program, &[(n.region, n.root, recipe)]).unwrap();
+    let out = ir::emit::tuned_source(text, &tuned, program, &[(n.region, n.root)]).unwrap();
+    assert!(out.contains("#pragma omp parallel for"), "{out}");
+    let dir = std::env::temp_dir().join(format!("tune-init-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("init.c"), text).unwrap();
+    std::fs::write(dir.join("tuned.c"), &out).unwrap();
+    assert_eq!(
+        build_and_run_with(&dir, "tuned.c", &[]),
+        build_and_run_with(&dir, "init.c", &[])
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

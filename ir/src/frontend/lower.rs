@@ -3,6 +3,9 @@
 use super::opaque::opaque_reason;
 use super::*;
 
+/// The most elements of a local array whose initializer list becomes assignments.
+const MAX_INITIALIZED: i64 = 64;
+
 pub(super) struct Lowerer<'a> {
     /// Offsets of the pragma lines attached to a loop.
     pub(super) used_pragmas: std::collections::BTreeSet<usize>,
@@ -150,6 +153,79 @@ impl<'a> Lowerer<'a> {
             .insert(name.to_string(), sym);
     }
 
+    /// The elements of a local array of constant extents that an initializer list sets
+    /// (row-major, every element: those the list leaves out are zero), where the list
+    /// holds constants alone and the array at most [`MAX_INITIALIZED`] elements; a
+    /// one-dimensional list, or `{0}` for any shape.
+    fn array_initializer(
+        &mut self,
+        i: &CNode<Initializer>,
+        dims: &[Expr],
+    ) -> Option<Vec<(Vec<i64>, Expr)>> {
+        let Initializer::List(items) = &i.node else {
+            return None;
+        };
+        let extents: Vec<i64> = dims
+            .iter()
+            .map(|d| const_value(d).filter(|n| *n > 0))
+            .collect::<Option<_>>()?;
+        let count = extents
+            .iter()
+            .try_fold(1i64, |a, e| a.checked_mul(*e))
+            .filter(|n| *n <= MAX_INITIALIZED)?;
+        let mut values: Vec<Expr> = Vec::new();
+        for item in items {
+            if !item.node.designation.is_empty() {
+                return None;
+            }
+            let Initializer::Expression(e) = &item.node.initializer.node else {
+                return None;
+            };
+            let v = self.expr(e).ok()?;
+            let constant = match &v {
+                Expr::Int { .. } | Expr::Float { .. } => true,
+                Expr::Unary { arg, .. } => matches!(**arg, Expr::Int { .. } | Expr::Float { .. }),
+                _ => false,
+            };
+            if !constant {
+                return None;
+            }
+            values.push(v);
+        }
+        let zero = |v: &Expr| match v {
+            Expr::Int { value, .. } => *value == 0,
+            Expr::Float { value, .. } => *value == 0.0,
+            _ => false,
+        };
+        let one_dim = extents.len() == 1 && values.len() as i64 <= count;
+        let all_zero = values.len() == 1 && zero(&values[0]);
+        if !one_dim && !all_zero {
+            return None;
+        }
+        let mut out = Vec::new();
+        for flat in 0..count {
+            let mut idx = vec![0i64; extents.len()];
+            let mut rest = flat;
+            for (k, e) in extents.iter().enumerate().rev() {
+                idx[k] = rest % e;
+                rest /= e;
+            }
+            let value = values
+                .get(flat as usize)
+                .filter(|_| one_dim)
+                .cloned()
+                .unwrap_or_else(|| {
+                    values
+                        .first()
+                        .filter(|v| zero(v))
+                        .cloned()
+                        .unwrap_or(Expr::int(0))
+                });
+            out.push((idx, value));
+        }
+        Some(out)
+    }
+
     pub(super) fn declaration(&mut self, d: &Declaration, span: Span) -> Result<Vec<Node>> {
         for s in &d.specifiers {
             if let DeclarationSpecifier::StorageClass(c) = &s.node {
@@ -190,9 +266,15 @@ impl<'a> Lowerer<'a> {
                 }
                 Sym::Array { dtype, dims } => {
                     let dims = self.with_constants(dims);
-                    if init.node.initializer.is_some() {
-                        return self.unsupported(init.span, "initialized local array");
-                    }
+                    // `float sum[BS] = {0.f};`: the elements' values, assigned after the
+                    // declaration.
+                    let values = match &init.node.initializer {
+                        None => Vec::new(),
+                        Some(i) => match self.array_initializer(i, &dims) {
+                            Some(v) => v,
+                            None => return self.unsupported(init.span, "initialized local array"),
+                        },
+                    };
                     for dim in &dims {
                         self.check_dim(dim, init.span)?;
                     }
@@ -218,12 +300,26 @@ impl<'a> Lowerer<'a> {
                         },
                     );
                     out.push(Node::Decl(Decl {
-                        name,
+                        name: name.clone(),
                         dtype,
                         dims,
                         init: None,
                         pos,
                     }));
+                    for (indices, value) in values {
+                        let id = self.next_stmt;
+                        self.next_stmt += 1;
+                        out.push(Node::Assign(Assign {
+                            id,
+                            target: Expr::Access {
+                                array: name.clone(),
+                                indices: indices.into_iter().map(Expr::int).collect(),
+                            },
+                            op: AssignOp::Set,
+                            value,
+                            pos,
+                        }));
+                    }
                 }
                 Sym::Pointer | Sym::Flat(..) | Sym::Rows(..) => {
                     return self.unsupported(init.span, format!("pointer declaration '{name}'"))
