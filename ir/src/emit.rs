@@ -57,7 +57,55 @@ pub fn tuned_source(
         .filter(|(region, _)| !whole.contains(region))
         .filter_map(|(_, e)| e)
         .collect();
-    edits.extend(region_edits(text, program, &whole)?);
+    // A changed nest of such a region that needs the pointers' check keeps it: the
+    // check, the changed nest and the user's nest (printed from the original) stand in
+    // its place.
+    let mut guarded = program.clone();
+    for &(region, root) in changed.iter().filter(|(r, _)| whole.contains(r)) {
+        let Some(old) = original
+            .regions
+            .get(region)
+            .and_then(|r| crate::program::find_loop(&r.body, root))
+        else {
+            continue;
+        };
+        let Some(check) = crate::flat::disjoint_check(original, old) else {
+            continue;
+        };
+        let Some(slot) = crate::program::find_loop(&guarded.regions[region].body, root) else {
+            continue;
+        };
+        let new = nodes_code(
+            program,
+            vec![crate::program::Node::Loop(slot.clone())],
+            "  ",
+        );
+        let was = nodes_code(
+            original,
+            vec![crate::program::Node::Loop(old.clone())],
+            "  ",
+        );
+        let pos = slot.pos;
+        let text = format!(
+            "{{\n{}if ({}) {{\n{new}}} else {{\n{was}}}\n}}",
+            check.before, check.cond
+        );
+        let opaque = crate::program::Opaque {
+            text,
+            reason: "a changed nest under the pointers' check".into(),
+            names: Vec::new(),
+            writes: Vec::new(),
+            declares: Vec::new(),
+            returns: false,
+            pos,
+        };
+        crate::transform::rewrite::replace_loop_node(
+            &mut guarded.regions[region].body,
+            root,
+            &mut Some(crate::program::Node::Opaque(opaque)),
+        );
+    }
+    edits.extend(region_edits(text, &guarded, &whole)?);
     Ok(apply_edits(text, edits))
 }
 
@@ -97,10 +145,17 @@ fn nest_edit(
     // own directives are replaced with it.
     let in_block =
         |d: &crate::program::Directive| matches!(d, crate::program::Directive::InParallel { .. });
-    for _ in 0..old.directives.iter().filter(|d| !in_block(d)).count() {
-        let prev = text[..start.saturating_sub(1)]
+    let line_above = |at: usize| {
+        text[..at.saturating_sub(1)]
             .rfind('\n')
-            .map_or(0, |k| k + 1);
+            .map_or(0, |k| k + 1)
+    };
+    for _ in 0..old.directives.iter().filter(|d| !in_block(d)).count() {
+        let mut prev = line_above(start);
+        // A directive continued with `\` starts on a line above.
+        while prev > 0 && text[line_above(prev)..prev].trim_end().ends_with('\\') {
+            prev = line_above(prev);
+        }
         crate::source::pragma_text(&text[prev..start])?;
         start = prev;
     }

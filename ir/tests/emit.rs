@@ -529,6 +529,30 @@ int main(void)
 /// `row_pointers.c` tuned with `recipe` on its weight update, `main` changed by `edit`:
 /// the tuned file's output and the original's.
 fn rows_tuned_and_original(name: &str, edit: &dyn Fn(&str) -> String) -> (String, String, String) {
+    rows_tuned_with(
+        name,
+        edit,
+        vec![
+            Step::Interchange {
+                at: 0,
+                order: vec![1, 0],
+            },
+            Step::Parallelize {
+                at: 0,
+                schedule: ir::transform::Schedule::Static,
+                chunk: None,
+                collapse: None,
+            },
+        ],
+    )
+}
+
+/// [`rows_tuned_and_original`] with `steps` as the recipe.
+fn rows_tuned_with(
+    name: &str,
+    edit: &dyn Fn(&str) -> String,
+    steps: Vec<Step>,
+) -> (String, String, String) {
     let src = format!(
         "{}/../tests/fixtures/user-style/row_pointers.c",
         env!("CARGO_MANIFEST_DIR")
@@ -545,24 +569,7 @@ fn rows_tuned_and_original(name: &str, edit: &dyn Fn(&str) -> String) -> (String
         .iter()
         .find(|n| program.regions[n.region].function == "adjust_weights")
         .unwrap();
-    let recipes = vec![(
-        update.region,
-        update.root,
-        Recipe {
-            steps: vec![
-                Step::Interchange {
-                    at: 0,
-                    order: vec![1, 0],
-                },
-                Step::Parallelize {
-                    at: 0,
-                    schedule: ir::transform::Schedule::Static,
-                    chunk: None,
-                    collapse: None,
-                },
-            ],
-        },
-    )];
+    let recipes = vec![(update.region, update.root, Recipe { steps })];
     let (tuned, _) = ir::emit::apply_recipes(program, &recipes).unwrap();
     let out =
         ir::emit::tuned_source(&text, &tuned, program, &[(update.region, update.root)]).unwrap();
@@ -686,4 +693,48 @@ int main(void)\n{\n  int i, j, k;\n  for (i = 0; i < N; i++)\n    for (j = 0; j 
         build_and_run_with(&dir, "init.c", &[])
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_users_parallel_loop_directive_moves_with_an_interchange_to_the_new_outer_loop() {
+    // The user's `omp parallel for` (continued over two lines) on the column loop: the
+    // interchange puts it, as written, on the row loop, which carries no dependence.
+    let with_directive = |t: &str| {
+        t.replace(
+            "  ly[0] = 1.0f;\n  for (j = 1; j <= ndelta; j++) {",
+            "  ly[0] = 1.0f;\n#pragma omp parallel for shared(w, oldw) \\\n    private(j, k, new_dw)\n  for (j = 1; j <= ndelta; j++) {",
+        )
+    };
+    let interchange = vec![Step::Interchange {
+        at: 0,
+        order: vec![1, 0],
+    }];
+    let (out, got, want) = rows_tuned_with("directive", &with_directive, interchange);
+    assert!(
+        out.contains("#pragma omp parallel for shared(w, oldw) private(j, k, new_dw)\n  for (int k = 0; k <= nly; k++) {")
+            || out.contains("#pragma omp parallel for shared(w, oldw) private(j, k, new_dw)\n  for (k = 0; k <= nly; k++) {"),
+        "{out}"
+    );
+    // The user's two lines are replaced, not left above the check.
+    assert_eq!(out.matches("#pragma omp parallel for").count(), 2, "{out}");
+    assert!(!out.contains("\\\n    private(j, k, new_dw)\n  {"), "{out}");
+    let (said, rest) = branches(&got);
+    assert_eq!((said, rest), (vec!["changed"], want));
+}
+
+#[test]
+fn a_changed_nest_on_a_line_with_other_code_keeps_the_check_in_its_reprinted_function() {
+    // The nest shares its line with a statement: the function is printed anew, and the
+    // changed nest still runs only where the rows stand apart.
+    let one_line = |t: &str| {
+        t.replace(
+            "  ly[0] = 1.0f;\n  for (j = 1; j <= ndelta; j++) {",
+            "  ly[0] = 1.0f; for (j = 1; j <= ndelta; j++) {",
+        )
+    };
+    let (out, got, want) = rows_tuned_and_original("oneline", &one_line);
+    assert!(out.contains("if (tune_apart_oldw && tune_apart_w"), "{out}");
+    assert!(!out.contains("ly[0] = 1.0f; for"), "printed anew:\n{out}");
+    let (said, rest) = branches(&got);
+    assert_eq!((said, rest), (vec!["changed"], want));
 }

@@ -183,6 +183,18 @@ impl Lowerer<'_> {
                         format!("subscript of pointer '{name}' ({why})"),
                     );
                 }
+                // The same name in another function, another kind of pointer.
+                if let Some(a) = self.arrays.get(&name) {
+                    if a.rows != rows || a.flat == rows || a.dtype != t {
+                        return self.unsupported(
+                            cur.span,
+                            format!(
+                                "subscript of pointer '{name}' (another function indexes \
+                                 a pointer of that name otherwise)"
+                            ),
+                        );
+                    }
+                }
                 self.flat_used.insert(name.clone());
                 self.arrays.entry(name.clone()).or_insert(Array {
                     name: name.clone(),

@@ -457,3 +457,29 @@ pub(crate) fn fresh(base: &str, taken: &mut BTreeSet<String>) -> String {
     taken.insert(name.clone());
     name
 }
+
+/// Replaces the statement that is loop `id` (anywhere in `body`) by `with`; whether it
+/// was found.
+pub(crate) fn replace_loop_node(body: &mut [Node], id: usize, with: &mut Option<Node>) -> bool {
+    for n in body.iter_mut() {
+        let found = match n {
+            Node::Loop(l) if l.id == id => {
+                if let Some(w) = with.take() {
+                    *n = w;
+                }
+                return true;
+            }
+            Node::Loop(l) => replace_loop_node(&mut l.body, id, with),
+            Node::Block(b) => replace_loop_node(b, id, with),
+            Node::If(x) => {
+                replace_loop_node(&mut x.then_body, id, with)
+                    || replace_loop_node(&mut x.else_body, id, with)
+            }
+            Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => false,
+        };
+        if found {
+            return true;
+        }
+    }
+    false
+}
