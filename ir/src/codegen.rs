@@ -425,9 +425,9 @@ pub fn region_code(
 fn array_param(program: &Program, name: &str) -> String {
     match program.array(name) {
         // Rows allocated one by one: the nest indexes the row pointers, as the program.
-        Some(a) if a.rows => format!("{} **{}", a.dtype.c_name(), a.name),
+        Some(a) if a.rows => format!("{} **{}", a.dtype.c_name(), program.c_name(name)),
         Some(a) => {
-            let mut s = format!("{} {}", a.dtype.c_name(), a.name);
+            let mut s = format!("{} {}", a.dtype.c_name(), program.c_name(name));
             for d in &a.dims {
                 let _ = write!(s, "[{}]", print::expr(d));
             }
@@ -527,7 +527,10 @@ pub fn nest_function_with(
         annotate: false,
         c89: program.c89,
     };
-    print::node(&Node::Loop(root.clone()), &popts, 1, &mut out);
+    // Arrays as the program spells them: the user's directives name them so.
+    let mut body = vec![Node::Loop(root.clone())];
+    crate::flat::source_names(program, &mut body);
+    print::node(&body[0], &popts, 1, &mut out);
     for s in nest.scalars.iter().filter(|s| s.written) {
         let _ = writeln!(out, "  *tune_p_{} = {};", s.name, s.name);
     }
@@ -629,16 +632,17 @@ fn save_call(
         let (dims, descr, size) = shape_of(program, name);
         let ndim = dims.len();
         let rows = program.array(name).is_some_and(|a| a.rows);
+        let c = program.c_name(name);
         let call = |shape: &str| {
             if rows {
                 // Row by row, into one array of the same shape.
                 return format!(
-                    "tune_rt_save_rows(\"{name}\", \"{tag}\", {version}, {}, (const void *){name}, \"{descr}\", {size}, {shape});",
+                    "tune_rt_save_rows(\"{name}\", \"{tag}\", {version}, {}, (const void *){c}, \"{descr}\", {size}, {shape});",
                     output as i32
                 );
             }
             format!(
-                "tune_rt_save(\"{name}\", \"{tag}\", {version}, {}, (const void *){name}, \"{descr}\", {size}, {ndim}, {shape});",
+                "tune_rt_save(\"{name}\", \"{tag}\", {version}, {}, (const void *){c}, \"{descr}\", {size}, {ndim}, {shape});",
                 output as i32
             )
         };
@@ -769,6 +773,7 @@ fn region_glue(
     // there as the user wrote them, with one subscript.
     let mut body = region.body.clone();
     crate::flat::linearize(program, &mut body);
+    crate::flat::source_names(program, &mut body);
     let wholes = if opts.instrument && opts.whole_nests {
         whole_nests(program, nests)
     } else {
@@ -890,10 +895,11 @@ fn nest_call(program: &Program, nest: &Nest, opts: CodegenOptions, depth: usize,
     }
     // A pointer read as an array goes to the nest function's array parameter.
     args.extend(nest.arrays.iter().map(|a| {
+        let c = program.c_name(a);
         if program.array(a).is_some_and(|x| x.flat) {
-            format!("(void *){a}")
+            format!("(void *){c}")
         } else {
-            a.clone()
+            c.to_string()
         }
     }));
     let call = format!("{}({});", nest.function_name(), args.join(", "));

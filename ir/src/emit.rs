@@ -354,6 +354,7 @@ pub fn region_code(program: &Program, region: &Region, indent: &str) -> String {
 fn nodes_code(program: &Program, mut body: Vec<crate::program::Node>, indent: &str) -> String {
     let c89 = program.c89;
     crate::flat::linearize(program, &mut body);
+    crate::flat::source_names(program, &mut body);
     // The user's macro names, where they wrote one, rather than its number (in
     // statements, bounds and the array sections of reduction clauses).
     let mut named = |e: &crate::program::Expr| match e {

@@ -684,18 +684,35 @@ pub(crate) fn delinearize(
             }
         }
     }
-    let row_names: BTreeSet<String> = row_uses.into_keys().collect();
-    // An array read by an earlier region keeps its extents: a region that needs others
-    // leaves the pointer as glue.
+    let mut row_names: BTreeSet<String> = row_uses.into_keys().collect();
+    // An array read by an earlier region keeps its extents: where this region needs
+    // others (another function's pointer of the same name), its pointer is another
+    // array, named apart, spelled as the program spells it.
+    let mut renames: BTreeMap<String, String> = BTreeMap::new();
     for (name, dims) in &shapes {
         let Some(a) = arrays.get(name) else { continue };
         let exprs: Vec<Expr> = dims.iter().map(Poly::expr).collect();
-        if !a.dims.is_empty() && a.dims != exprs {
-            bad.insert(
-                name.clone(),
-                "another function indexes it with other strides".to_string(),
-            );
+        if !a.dims.is_empty() && a.dims != exprs && !bad.contains_key(name) {
+            let alias = alias_name(name, &|n| arrays.contains_key(n));
+            let mut second = a.clone();
+            second.source = Some(a.source.clone().unwrap_or_else(|| name.clone()));
+            second.name = alias.clone();
+            second.dims = Vec::new();
+            second.extents = Vec::new();
+            arrays.insert(alias.clone(), second);
+            renames.insert(name.clone(), alias);
         }
+    }
+    if !renames.is_empty() {
+        rename_arrays(body, &|a| renames.get(a).cloned());
+        shapes = shapes
+            .into_iter()
+            .map(|(k, v)| (renames.get(&k).cloned().unwrap_or(k), v))
+            .collect();
+        row_names = row_names
+            .into_iter()
+            .map(|k| renames.get(&k).cloned().unwrap_or(k))
+            .collect();
     }
     for (name, dims) in &shapes {
         if bad.contains_key(name) {
@@ -980,6 +997,60 @@ pub fn linearize(program: &Program, body: &mut [Node]) {
     crate::transform::rewrite::rewrite_nodes(body, &mut |e| linear(e, &flat));
 }
 
+/// `body` with every array that has another name in the program spelled as the
+/// program spells it ([`crate::program::Array::source`]): for code that stands in the
+/// user's function.
+pub fn source_names(program: &Program, body: &mut [Node]) {
+    if program.arrays.iter().all(|a| a.source.is_none()) {
+        return;
+    }
+    let to = |a: &str| Some(program.c_name(a).to_string()).filter(|c| c != a);
+    rename_arrays(body, &to);
+    crate::program::for_each_loop_mut(body, &mut |l| {
+        for d in &mut l.directives {
+            if let crate::program::Directive::OmpParallelFor { reduction, .. }
+            | crate::program::Directive::OmpSimd { reduction, .. } = d
+            {
+                for item in reduction.iter_mut() {
+                    item.name = program.c_name(&item.name).to_string();
+                }
+            }
+        }
+    });
+}
+
+/// Every access in `body` to an array that `to` renames, renamed (subscripts included).
+fn rename_arrays(body: &mut [Node], to: &dyn Fn(&str) -> Option<String>) {
+    crate::transform::rewrite::rewrite_nodes(body, &mut |e| renamed(e, to));
+}
+
+fn renamed(e: &Expr, to: &dyn Fn(&str) -> Option<String>) -> Option<Expr> {
+    let Expr::Access { array, indices } = e else {
+        return None;
+    };
+    let indices: Vec<Expr> = indices
+        .iter()
+        .map(|x| {
+            let mut x = x.clone();
+            crate::transform::rewrite::rewrite(&mut x, &mut |y| renamed(y, to));
+            x
+        })
+        .collect();
+    Some(Expr::Access {
+        array: to(array).unwrap_or_else(|| array.clone()),
+        indices,
+    })
+}
+
+/// A name for a second array of the program's pointer `name` (another function's,
+/// indexed with another shape): `name__tuneK`, the first not taken.
+pub(crate) fn alias_name(name: &str, taken: &dyn Fn(&str) -> bool) -> String {
+    (1..)
+        .map(|k| format!("{name}__tune{k}"))
+        .find(|n| !taken(n))
+        .expect("a free name")
+}
+
 fn linear(e: &Expr, flat: &BTreeMap<&str, &[Expr]>) -> Option<Expr> {
     let Expr::Access { array, indices } = e else {
         return None;
@@ -1042,9 +1113,10 @@ pub fn disjoint_check(program: &Program, root: &crate::program::Loop) -> Option<
             return (format!("tune_lo_{name}"), format!("tune_hi_{name}"));
         }
         let count: Vec<String> = a.dims.iter().map(extent).collect();
+        let c = program.c_name(name);
         (
-            format!("(const char *){name}"),
-            format!("(const char *)({name} + {})", count.join(" * ")),
+            format!("(const char *){c}"),
+            format!("(const char *)({c} + {})", count.join(" * ")),
         )
     };
     // A restrict flat pointer's elements are reached through it alone.
@@ -1081,10 +1153,11 @@ pub fn disjoint_check(program: &Program, root: &crate::program::Loop) -> Option<
         if written {
             decls.push_str(&format!("int tune_apart_{name} = 1;\n"));
         }
+        let c = program.c_name(name);
         loops.push_str(&format!(
             "for (tune_r_{name} = 0; tune_r_{name} < {n}; tune_r_{name}++) {{\n  \
-             const char *tune_s = (const char *){name}[tune_r_{name}], \
-             *tune_e = tune_s + {len} * sizeof **{name};\n"
+             const char *tune_s = (const char *){c}[tune_r_{name}], \
+             *tune_e = tune_s + {len} * sizeof **{c};\n"
         ));
         if written {
             loops.push_str(&format!(

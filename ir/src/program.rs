@@ -108,6 +108,11 @@ pub struct Array {
     /// A `restrict`-qualified pointer: nothing else reaches its elements.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub restrict: bool,
+    /// The name the program spells, where it differs from `name`: a pointer of one name
+    /// in two functions, indexed with other shapes, is two arrays (`w`, and `w__tune1` in
+    /// the later function); code that stands in the user's program prints this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 impl Array {
@@ -841,6 +846,13 @@ impl Program {
 
     pub fn array(&self, name: &str) -> Option<&Array> {
         self.arrays.iter().find(|a| a.name == name)
+    }
+
+    /// The name the program spells for array `name` ([`Array::source`]).
+    pub fn c_name<'a>(&'a self, name: &'a str) -> &'a str {
+        self.array(name)
+            .and_then(|a| a.source.as_deref())
+            .unwrap_or(name)
     }
 
     pub fn scalar(&self, name: &str) -> Option<&Scalar> {

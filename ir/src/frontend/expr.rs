@@ -177,27 +177,30 @@ impl Lowerer<'_> {
                 | Resolved::Local(sym @ (Sym::Flat(t, restrict) | Sym::Rows(t, restrict))),
             ) if indices.len() == if matches!(sym, Sym::Rows(..)) { 2 } else { 1 } => {
                 let rows = matches!(sym, Sym::Rows(..));
-                if let Some(why) = self.flat_refused.get(&name) {
+                // Another function's pointer of the same name, of another kind or
+                // type: this one is another array, named apart.
+                let key = match self.pointer_alias.get(&name) {
+                    Some(k) => k.clone(),
+                    None => match self.arrays.get(&name) {
+                        Some(a) if a.rows != rows || a.flat == rows || a.dtype != t => {
+                            let k = crate::flat::alias_name(&name, &|n| {
+                                self.arrays.contains_key(n) || self.resolve(n).is_some()
+                            });
+                            self.pointer_alias.insert(name.clone(), k.clone());
+                            k
+                        }
+                        _ => name.clone(),
+                    },
+                };
+                if let Some(why) = self.flat_refused.get(&key) {
                     return self.unsupported(
                         cur.span,
                         format!("subscript of pointer '{name}' ({why})"),
                     );
                 }
-                // The same name in another function, another kind of pointer.
-                if let Some(a) = self.arrays.get(&name) {
-                    if a.rows != rows || a.flat == rows || a.dtype != t {
-                        return self.unsupported(
-                            cur.span,
-                            format!(
-                                "subscript of pointer '{name}' (another function indexes \
-                                 a pointer of that name otherwise)"
-                            ),
-                        );
-                    }
-                }
-                self.flat_used.insert(name.clone());
-                self.arrays.entry(name.clone()).or_insert(Array {
-                    name: name.clone(),
+                self.flat_used.insert(key.clone());
+                self.arrays.entry(key.clone()).or_insert(Array {
+                    name: key.clone(),
                     dtype: t,
                     dims: Vec::new(),
                     extents: Vec::new(),
@@ -205,13 +208,14 @@ impl Lowerer<'_> {
                     flat: !rows,
                     rows,
                     restrict,
+                    source: (key != name).then(|| name.clone()),
                 });
                 let indices = indices
                     .into_iter()
                     .map(|i| self.expr(i))
                     .collect::<Result<Vec<_>>>()?;
                 return Ok(Expr::Access {
-                    array: name,
+                    array: key,
                     indices,
                 });
             }
@@ -259,6 +263,7 @@ impl Lowerer<'_> {
                     flat: false,
                     rows: false,
                     restrict: false,
+                    source: None,
                 },
             );
             for d in &dims {

@@ -23,6 +23,9 @@ pub(super) struct Lowerer<'a> {
     /// Pointers that cannot be read as arrays in this region, with why: their
     /// accesses are glue.
     pub(super) flat_refused: BTreeMap<String, String>,
+    /// Pointers of this region that another function's pointer of the same name, of
+    /// another kind or type, keeps from their name: the name each goes by here.
+    pub(super) pointer_alias: BTreeMap<String, String>,
     /// Functions of the user's assumed pure (`--assume-pure`).
     pub(super) pure: BTreeSet<String>,
     /// Functions this file defines.
@@ -290,6 +293,7 @@ impl<'a> Lowerer<'a> {
                             flat: false,
                             rows: false,
                             restrict: false,
+                            source: None,
                         },
                     );
                     self.scopes.last_mut().expect("scope").insert(

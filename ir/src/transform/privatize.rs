@@ -49,6 +49,7 @@ pub(crate) fn privatize_arrays(l: &mut Loop, cx: &mut Ctx) -> Result<(), Refusal
             flat: false,
             rows: false,
             restrict: false,
+            source: None,
             ..array
         });
     }
