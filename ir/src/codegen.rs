@@ -729,11 +729,17 @@ fn region_glue(
     let ext_arrays: Vec<&String> = u
         .arrays
         .iter()
+        // A pointer the region itself declares (`float **w = alloc_rows(...)`) has
+        // nothing to save at its entry.
+        .filter(|a| !u.bound.contains(program.c_name(a)))
         .filter(|a| program.array(a).is_some_and(|x| !x.local && shaped_here(x)))
         .collect();
+    // A name this region declares is its own, whatever another function's scalar of
+    // that name is.
     let ext_scalars: Vec<&crate::program::Scalar> = u
         .vars
         .iter()
+        .filter(|v| !u.bound.contains(*v))
         .filter_map(|v| program.scalar(v))
         .filter(|s| s.origin == crate::program::ScalarOrigin::External)
         .collect();
