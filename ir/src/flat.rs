@@ -862,7 +862,7 @@ fn row_extent(
         });
     }
     let e = out.ok_or("no access")?;
-    if e.constant_term() <= 0 && e.0.len() == 1 {
+    if e.0.keys().all(|m| m.is_empty()) && e.constant_term() <= 0 {
         return Err("it is never indexed".into());
     }
     Ok(e)
@@ -1006,6 +1006,21 @@ pub fn source_names(program: &Program, body: &mut [Node]) {
     }
     let to = |a: &str| Some(program.c_name(a).to_string()).filter(|c| c != a);
     rename_arrays(body, &to);
+    fn decls(body: &mut [Node], program: &Program) {
+        for n in body {
+            match n {
+                Node::Decl(d) => d.name = program.c_name(&d.name).to_string(),
+                Node::Loop(l) => decls(&mut l.body, program),
+                Node::Block(b) => decls(b, program),
+                Node::If(i) => {
+                    decls(&mut i.then_body, program);
+                    decls(&mut i.else_body, program);
+                }
+                Node::Assign(_) | Node::Opaque(_) => {}
+            }
+        }
+    }
+    decls(body, program);
     crate::program::for_each_loop_mut(body, &mut |l| {
         for d in &mut l.directives {
             if let crate::program::Directive::OmpParallelFor { reduction, .. }

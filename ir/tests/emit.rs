@@ -738,3 +738,72 @@ fn a_changed_nest_on_a_line_with_other_code_keeps_the_check_in_its_reprinted_fun
     let (said, rest) = branches(&got);
     assert_eq!((said, rest), (vec!["changed"], want));
 }
+
+#[test]
+fn pointers_of_one_name_in_two_functions_are_two_arrays_spelled_as_written() {
+    // `w` is a flat row in one function and rows in the other; `d` has other extents
+    // in each. The later function's are arrays of their own (named apart inside), and
+    // the tuned file, its nest functions and its checks spell them `w` and `d`.
+    let text = "#include <stdio.h>\n#include <stdlib.h>\n\
+void scale(float *w, float *d, int m)\n{\n  int i;\n  for (i = 0; i <= m; i++)\n    w[i] = 2.0f * d[i];\n}\n\
+void update(float **w, float *d, int n, int m)\n{\n  int j, k;\n  for (j = 0; j < m; j++)\n    for (k = 0; k < n; k++)\n      w[k][j] += d[j] * (float)k;\n}\n\
+int main(void)\n{\n  int i, j;\n  float **w = malloc(50 * sizeof(float *));\n  float row[41], d[41];\n  double s = 0.0;\n\
+  for (i = 0; i < 50; i++) {\n    w[i] = malloc(30 * sizeof(float));\n    for (j = 0; j < 30; j++)\n      w[i][j] = (float)(i - j);\n  }\n\
+  for (i = 0; i < 41; i++)\n    d[i] = (float)i / 41.0f;\n  scale(row, d, 40);\n  update(w, d, 50, 30);\n\
+  for (i = 0; i < 50; i++)\n    for (j = 0; j < 30; j++)\n      s += w[i][j];\n  printf(\"%.3f %.3f\\n\", s, row[40]);\n  return 0;\n}\n";
+    let parsed = load_text("twice.c", text, ir::FrontendOptions::default());
+    let program = &parsed.program;
+    let kinds: Vec<(String, bool, Option<String>)> = program
+        .arrays
+        .iter()
+        .filter(|a| a.pointer())
+        .map(|a| (a.name.clone(), a.rows, a.source.clone()))
+        .collect();
+    assert!(kinds.contains(&("w".into(), false, None)), "{kinds:?}");
+    assert!(
+        kinds.contains(&("w__tune1".into(), true, Some("w".into()))),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&("d__tune1".into(), false, Some("d".into()))),
+        "{kinds:?}"
+    );
+    let nests = ir::codegen::nests(program);
+    let n = nests
+        .iter()
+        .find(|n| program.regions[n.region].function == "update")
+        .unwrap();
+    assert_eq!(n.arrays, ["w__tune1", "d__tune1"]);
+    let f = ir::codegen::nest_function(program, &program.regions[n.region], n, Default::default());
+    assert!(
+        f.contains("float **w") && f.contains("w[k][j] += d[j]"),
+        "{f}"
+    );
+    let recipe = Recipe {
+        steps: vec![
+            Step::Interchange {
+                at: 0,
+                order: vec![1, 0],
+            },
+            Step::Parallelize {
+                at: 0,
+                schedule: ir::transform::Schedule::Static,
+                chunk: None,
+                collapse: None,
+            },
+        ],
+    };
+    let (tuned, _) = ir::emit::apply_recipes(program, &[(n.region, n.root, recipe)]).unwrap();
+    let out = ir::emit::tuned_source(text, &tuned, program, &[(n.region, n.root)]).unwrap();
+    assert!(!out.contains("__tune1["), "{out}");
+    assert!(out.contains("(const char *)w[tune_r_w__tune1]"), "{out}");
+    let dir = std::env::temp_dir().join(format!("tune-twice-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("twice.c"), text).unwrap();
+    std::fs::write(dir.join("tuned.c"), &out).unwrap();
+    assert_eq!(
+        build_and_run_with(&dir, "tuned.c", &[]),
+        build_and_run_with(&dir, "twice.c", &[])
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

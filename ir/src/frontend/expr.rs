@@ -223,7 +223,27 @@ impl Lowerer<'_> {
                 (dtype, self.with_constants(dims), false)
             }
             Some(Resolved::Local(Sym::Array { dtype, dims })) => {
-                (dtype, self.with_constants(dims), true)
+                let dims = self.with_constants(dims);
+                // A local named apart (see `Lowerer::declaration`).
+                if let Some(k) = self.pointer_alias.get(&name) {
+                    let k = k.clone();
+                    let indices = indices
+                        .into_iter()
+                        .map(|i| self.expr(i))
+                        .collect::<Result<Vec<_>>>()?;
+                    if indices.len() != dims.len() {
+                        return self.unsupported(
+                            e.span,
+                            format!(
+                                "access to '{name}' with {} of its {} subscripts",
+                                indices.len(),
+                                dims.len()
+                            ),
+                        );
+                    }
+                    return Ok(Expr::Access { array: k, indices });
+                }
+                (dtype, dims, true)
             }
             Some(
                 Resolved::External(Sym::Pointer | Sym::Flat(..) | Sym::Rows(..))

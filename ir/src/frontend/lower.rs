@@ -282,10 +282,22 @@ impl<'a> Lowerer<'a> {
                         self.check_dim(dim, init.span)?;
                     }
                     let extents = dims.iter().map(const_value).collect();
+                    // An array of that name elsewhere (another function's pointer, or a
+                    // local of another block): this one is named apart.
+                    let key = if self.arrays.contains_key(&name) {
+                        let k = crate::flat::alias_name(&name, &|n| {
+                            self.arrays.contains_key(n) || self.resolve(n).is_some()
+                        });
+                        self.pointer_alias.insert(name.clone(), k.clone());
+                        k
+                    } else {
+                        self.pointer_alias.remove(&name);
+                        name.clone()
+                    };
                     self.arrays.insert(
-                        name.clone(),
+                        key.clone(),
                         Array {
-                            name: name.clone(),
+                            name: key.clone(),
                             dtype,
                             dims: dims.clone(),
                             extents,
@@ -293,7 +305,7 @@ impl<'a> Lowerer<'a> {
                             flat: false,
                             rows: false,
                             restrict: false,
-                            source: None,
+                            source: (key != name).then(|| name.clone()),
                         },
                     );
                     self.scopes.last_mut().expect("scope").insert(
@@ -303,6 +315,7 @@ impl<'a> Lowerer<'a> {
                             dims: dims.clone(),
                         },
                     );
+                    let name = key;
                     out.push(Node::Decl(Decl {
                         name: name.clone(),
                         dtype,
