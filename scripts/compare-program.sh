@@ -4,8 +4,9 @@
 # flags for all three, whole-program wall time, every run's output compared with the
 # original's.
 #
-#   scripts/compare-program.sh [-n RUNS] ORIGINAL.c TUNED.c [cc flags...]
+#   scripts/compare-program.sh [-n RUNS] ORIGINAL.c TUNED.c [cc flags...] [-- program arguments...]
 #
+# Other source files of the program go with the flags (`other.c -lm`).
 # Prints each binary's median, its spread (half the min..max range over the median)
 # and its speedup over gcc. Needs clang-19 with Polly (libpolly-19-dev) for the Polly
 # column; without it the column reads "-".
@@ -17,13 +18,19 @@ if [[ "${1:-}" == "-n" ]]; then
   shift 2
 fi
 if [[ $# -lt 2 ]]; then
-  echo "usage: $0 [-n RUNS] ORIGINAL.c TUNED.c [cc flags...]" >&2
+  echo "usage: $0 [-n RUNS] ORIGINAL.c TUNED.c [cc flags...] [-- program arguments...]" >&2
   exit 2
 fi
 orig=$1
 tuned=$2
 shift 2
-flags=("$@")
+flags=()
+while [[ $# -gt 0 && "$1" != "--" ]]; do
+  flags+=("$1")
+  shift
+done
+[[ "${1:-}" == "--" ]] && shift
+args=("$@")
 cflags=${CFLAGS:--O3 -march=native}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -37,12 +44,12 @@ if command -v clang-19 >/dev/null &&
   names=(gcc polly tuned)
 fi
 
-"$dir/gcc" >"$dir/want.out" 2>/dev/null
+"$dir/gcc" "${args[@]}" >"$dir/want.out" 2>/dev/null
 for name in "${names[@]}"; do : >"$dir/$name.times"; done
 for _ in $(seq "$runs"); do
   for name in "${names[@]}"; do
     start=$(date +%s.%N)
-    "$dir/$name" >"$dir/got.out" 2>/dev/null
+    "$dir/$name" "${args[@]}" >"$dir/got.out" 2>/dev/null
     end=$(date +%s.%N)
     awk -v a="$start" -v b="$end" 'BEGIN {printf "%.6f\n", b - a}' >>"$dir/$name.times"
     if ! cmp -s "$dir/want.out" "$dir/got.out"; then
