@@ -4,7 +4,8 @@
 //! it applies legally to the nest as transformed so far. The space the database was
 //! built from. A nest with a band that accumulates a product may instead become a
 //! vector register tile over packed panels, sized for the CPU here
-//! ([`crate::sizing`]), which replaces the band and ends the recipe.
+//! ([`crate::sizing`]), which replaces the band and ends the recipe; a time loop of
+//! sweeps over rows may instead become time tiles, which end it too.
 
 use super::Space;
 use crate::rng::Rng;
@@ -42,7 +43,7 @@ fn sample(t: Target, rng: &mut Rng) -> Recipe {
         root: t.root,
         recipe: Recipe::default(),
     };
-    if register_tile(&mut s, rng) {
+    if register_tile(&mut s, rng) || time_tile(&mut s, rng) {
         return s.recipe;
     }
     for stage in [
@@ -74,6 +75,36 @@ fn register_tile(s: &mut Sampled, rng: &mut Rng) -> bool {
     let sizes = crate::sizing::candidates(Some(crate::sizing::Cpu::host()), elem, products);
     let z = sizes[rng.below(sizes.len())];
     s.push(z.step(at, true))
+}
+
+/// A time tile of a time loop of sweeps over rows (where the nest is one), with a
+/// probability of 0.3, in one of the tree space's sizes ([`super::tree::TIME_TILES`]),
+/// with one OpenMP team (probability 0.7) or without, the inner loops that carry no
+/// dependence vectorized first (probability 0.5). Draws nothing from `rng` on other
+/// nests.
+fn time_tile(s: &mut Sampled, rng: &mut Rng) -> bool {
+    let Some(root) = s.root_loop() else {
+        return false;
+    };
+    let Some(site) = ir::transform::time_tile_site(&root, &s.program.arrays) else {
+        return false;
+    };
+    if !rng.chance(0.3) {
+        return false;
+    }
+    if rng.chance(0.5) {
+        for &at in &site.maps {
+            s.push(Step::Vectorize { at, width: None });
+        }
+    }
+    let (width, depth) = super::tree::TIME_TILES[rng.below(super::tree::TIME_TILES.len())];
+    let parallel = rng.chance(0.7);
+    s.push(Step::TimeTile {
+        at: 0,
+        width,
+        depth,
+        parallel,
+    })
 }
 
 /// Fission of a loop whose body holds several statements or loops: it can turn an
@@ -290,6 +321,33 @@ mod tests {
             .count();
         // 0.3 of 40 draws, give or take: some, not all.
         assert!((3..=25).contains(&tiles), "{tiles} register tiles in 40");
+        for r in &drawn {
+            assert!(t.legal(r), "{r:?}");
+        }
+    }
+
+    #[test]
+    fn a_time_loop_of_sweeps_draws_time_tiles_and_other_recipes_all_legal() {
+        let path = format!(
+            "{}/../datasets/programs/jacobi-2d.c",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let opts = ir::FrontendOptions {
+            flags: vec!["-DMINI_DATASET".into()],
+            ..Default::default()
+        };
+        let p = ir::load(&path, &opts).unwrap().program;
+        // The whole time loop is the target (its sweeps are nests of their own).
+        let whole = ir::codegen::whole_nests(&p, &ir::codegen::nests(&p));
+        let n = whole.first().expect("jacobi-2d's time loop").clone();
+        let t = Target::of(&p, &n);
+        let mut rng = Rng::new(11);
+        let drawn: Vec<Recipe> = (0..40).map(|_| StagedSpace.sample(t, &mut rng)).collect();
+        let tiles = drawn
+            .iter()
+            .filter(|r| matches!(r.steps.last(), Some(Step::TimeTile { at: 0, .. })))
+            .count();
+        assert!((3..=25).contains(&tiles), "{tiles} time tiles in 40");
         for r in &drawn {
             assert!(t.legal(r), "{r:?}");
         }
