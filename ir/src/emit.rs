@@ -86,10 +86,7 @@ pub fn tuned_source(
             "  ",
         );
         let pos = slot.pos;
-        let text = format!(
-            "{{\n{}if ({}) {{\n{new}}} else {{\n{was}}}\n}}",
-            check.before, check.cond
-        );
+        let text = check.around(&new, &was, "").trim_end().to_string();
         let opaque = crate::program::Opaque {
             text,
             reason: "a changed nest under the pointers' check".into(),
@@ -164,19 +161,7 @@ fn nest_edit(
     // Pointers read as arrays: the changed nest runs where they do not overlap, the
     // user's nest, as written, elsewhere.
     if let Some(check) = crate::flat::disjoint_check(original, old) {
-        let cond = &check.cond;
-        out = format!(
-            "{before_for}if ({cond}) {{\n{out}{before_for}}} else {{\n{}{before_for}}}\n",
-            &text[start..after]
-        );
-        // The rows of pointers to rows are measured first, in a block of their own.
-        if !check.before.is_empty() {
-            let mut block = format!("{before_for}{{\n");
-            for line in check.before.lines() {
-                block.push_str(&format!("{before_for}  {line}\n"));
-            }
-            out = format!("{block}{out}{before_for}}}\n");
-        }
+        out = check.around(&out, &text[start..after], before_for);
     }
     Some((start, after, out))
 }

@@ -572,65 +572,26 @@ pub(crate) fn delinearize(
                     if !flat.contains(array) {
                         return;
                     }
-                    if arrays.get(array).is_some_and(|a| a.rows) && indices.len() == 2 {
-                        for (d, index) in indices.iter().enumerate() {
-                            let u = &mut row_uses.entry(array.clone()).or_default()[d];
-                            match defs.read(index) {
-                                Some(Sub::One(p)) => u.push((p, stack.to_vec(), None)),
-                                Some(Sub::Two { cond, then, other }) => {
-                                    if let Some(v) = moving(&cond) {
-                                        bad.entry(array.clone())
-                                            .or_insert_with(|| moving_reason(&cond, &v));
-                                        return;
-                                    }
-                                    u.push((then, stack.to_vec(), Some((cond.clone(), true))));
-                                    u.push((other, stack.to_vec(), Some((cond, false))));
-                                }
-                                None => {
-                                    bad.entry(array.clone()).or_insert_with(|| {
-                                        format!(
-                                            "subscript '{}' is not a sum of products",
-                                            crate::print::expr(index)
-                                        )
-                                    });
-                                }
-                            }
-                        }
+                    // A pointer to rows has two subscripts, each read alone; a flat
+                    // pointer one.
+                    let rows = arrays.get(array).is_some_and(|a| a.rows);
+                    if indices.len() != if rows { 2 } else { 1 } {
                         return;
                     }
-                    if indices.len() != 1 {
-                        return;
-                    }
-                    match defs.read(&indices[0]) {
-                        Some(Sub::One(p)) => uses
-                            .entry(array.clone())
-                            .or_insert(Uses {
-                                accesses: Vec::new(),
-                            })
-                            .accesses
-                            .push((p, stack.to_vec(), None)),
-                        Some(Sub::Two { cond, then, other }) => {
-                            if let Some(v) = moving(&cond) {
-                                bad.entry(array.clone())
-                                    .or_insert_with(|| moving_reason(&cond, &v));
-                                return;
-                            }
-                            let a = &mut uses
+                    for (d, index) in indices.iter().enumerate() {
+                        let out = if rows {
+                            &mut row_uses.entry(array.clone()).or_default()[d]
+                        } else {
+                            &mut uses
                                 .entry(array.clone())
                                 .or_insert(Uses {
                                     accesses: Vec::new(),
                                 })
-                                .accesses;
-                            a.push((then, stack.to_vec(), Some((cond.clone(), true))));
-                            a.push((other, stack.to_vec(), Some((cond, false))));
-                        }
-                        None => {
-                            bad.entry(array.clone()).or_insert_with(|| {
-                                format!(
-                                    "subscript '{}' is not a sum of products",
-                                    crate::print::expr(&indices[0])
-                                )
-                            });
+                                .accesses
+                        };
+                        if let Err(why) = read_use(&defs, &moving, index, stack, out) {
+                            bad.entry(array.clone()).or_insert(why);
+                            return;
                         }
                     }
                 }
@@ -727,12 +688,7 @@ pub(crate) fn delinearize(
                         .map(|x| {
                             Some(match defs.read(x)? {
                                 Sub::One(p) => p.expr(),
-                                Sub::Two { then, other, .. } if then == other => then.expr(),
-                                Sub::Two { cond, then, other } => Expr::Ternary {
-                                    cond: Box::new(cond),
-                                    then: Box::new(then.expr()),
-                                    other: Box::new(other.expr()),
-                                },
+                                Sub::Two { cond, then, other } => chosen(&cond, &then, &other),
                             })
                         })
                         .collect::<Option<Vec<Expr>>>()?;
@@ -743,50 +699,9 @@ pub(crate) fn delinearize(
                 }
                 _ => None,
             });
-            if let Some(a) = arrays.get_mut(name) {
-                a.dims = dims.iter().map(Poly::expr).collect();
-                a.extents = a.dims.iter().map(crate::program::const_value).collect();
-            }
-            continue;
+        } else {
+            flat_indices(body, name, dims, &defs);
         }
-        let strides: Vec<String> = dims[1..]
-            .iter()
-            .map(|d| {
-                d.0.keys()
-                    .next()
-                    .and_then(|m| m.first())
-                    .cloned()
-                    .unwrap_or_default()
-            })
-            .collect();
-        crate::transform::rewrite::rewrite_nodes(body, &mut |e| match e {
-            Expr::Access { array, indices } if array == name && indices.len() == 1 => {
-                let indices = match defs.read(&indices[0])? {
-                    Sub::One(p) => split_all(&p, &strides).iter().map(Poly::expr).collect(),
-                    // Per dimension, the two branches' subscripts, chosen where they differ.
-                    Sub::Two { cond, then, other } => split_all(&then, &strides)
-                        .iter()
-                        .zip(split_all(&other, &strides))
-                        .map(|(a, b)| {
-                            if *a == b {
-                                a.expr()
-                            } else {
-                                Expr::Ternary {
-                                    cond: Box::new(cond.clone()),
-                                    then: Box::new(a.expr()),
-                                    other: Box::new(b.expr()),
-                                }
-                            }
-                        })
-                        .collect(),
-                };
-                Some(Expr::Access {
-                    array: array.clone(),
-                    indices,
-                })
-            }
-            _ => None,
-        });
         if let Some(a) = arrays.get_mut(name) {
             a.dims = dims.iter().map(Poly::expr).collect();
             a.extents = a.dims.iter().map(crate::program::const_value).collect();
@@ -795,11 +710,82 @@ pub(crate) fn delinearize(
     bad.into_iter().collect()
 }
 
-fn moving_reason(cond: &Expr, v: &str) -> String {
-    format!(
-        "the condition '{}' of a subscript uses '{v}', which the function writes",
-        crate::print::expr(cond)
-    )
+/// Every access of flat array `name` in `body` as one subscript per dimension of
+/// `dims` (the first extent, then the strides), read through the index temporaries.
+fn flat_indices(body: &mut [Node], name: &str, dims: &[Poly], defs: &Defs) {
+    let strides: Vec<String> = dims[1..]
+        .iter()
+        .map(|d| {
+            d.0.keys()
+                .next()
+                .and_then(|m| m.first())
+                .cloned()
+                .unwrap_or_default()
+        })
+        .collect();
+    crate::transform::rewrite::rewrite_nodes(body, &mut |e| match e {
+        Expr::Access { array, indices } if array == name && indices.len() == 1 => {
+            let indices = match defs.read(&indices[0])? {
+                Sub::One(p) => split_all(&p, &strides).iter().map(Poly::expr).collect(),
+                // Per dimension, the two branches' subscripts, chosen where they differ.
+                Sub::Two { cond, then, other } => split_all(&then, &strides)
+                    .iter()
+                    .zip(split_all(&other, &strides))
+                    .map(|(a, b)| chosen(&cond, a, &b))
+                    .collect(),
+            };
+            Some(Expr::Access {
+                array: array.clone(),
+                indices,
+            })
+        }
+        _ => None,
+    });
+}
+
+/// One subscript read through the index temporaries into `out` (a choice as its two
+/// branches, with where each holds), or why it cannot be: not a polynomial, or a
+/// choice whose condition uses a variable that moves (`moving`).
+fn read_use<'a>(
+    defs: &Defs,
+    moving: &dyn Fn(&Expr) -> Option<String>,
+    index: &Expr,
+    stack: &[&'a crate::program::Loop],
+    out: &mut Vec<Use<'a>>,
+) -> Result<(), String> {
+    match defs.read(index) {
+        Some(Sub::One(p)) => out.push((p, stack.to_vec(), None)),
+        Some(Sub::Two { cond, then, other }) => {
+            if let Some(v) = moving(&cond) {
+                return Err(format!(
+                    "the condition '{}' of a subscript uses '{v}', which the function writes",
+                    crate::print::expr(&cond)
+                ));
+            }
+            out.push((then, stack.to_vec(), Some((cond.clone(), true))));
+            out.push((other, stack.to_vec(), Some((cond, false))));
+        }
+        None => {
+            return Err(format!(
+                "subscript '{}' is not a sum of products",
+                crate::print::expr(index)
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// A subscript that is `then` where `cond` holds and `other` elsewhere: one of them
+/// where they are the same.
+fn chosen(cond: &Expr, then: &Poly, other: &Poly) -> Expr {
+    if then == other {
+        return then.expr();
+    }
+    Expr::Ternary {
+        cond: Box::new(cond.clone()),
+        then: Box::new(then.expr()),
+        other: Box::new(other.expr()),
+    }
 }
 
 /// The larger of two extents, where one is provably at least the other.
@@ -1105,6 +1091,25 @@ pub struct DisjointCheck {
     pub cond: String,
 }
 
+impl DisjointCheck {
+    /// `changed` (a nest's new code) under the check, `original` (the user's nest)
+    /// otherwise, each line of the statements before it indented with `indent`: the
+    /// rows of pointers to rows are measured first, in a block of their own.
+    pub fn around(&self, changed: &str, original: &str, indent: &str) -> String {
+        let cond = &self.cond;
+        let out =
+            format!("{indent}if ({cond}) {{\n{changed}{indent}}} else {{\n{original}{indent}}}\n");
+        if self.before.is_empty() {
+            return out;
+        }
+        let mut block = format!("{indent}{{\n");
+        for line in self.before.lines() {
+            block.push_str(&format!("{indent}  {line}\n"));
+        }
+        format!("{block}{out}{indent}}}\n")
+    }
+}
+
 /// The check for the nest `root`, or None when no pair needs one (see [`DisjointCheck`]).
 ///
 /// A flat array spans `[a, a + D0 * ... * Dn)`. A pointer to rows spans from its lowest
@@ -1189,14 +1194,6 @@ pub fn disjoint_check(program: &Program, root: &crate::program::Loop) -> Option<
         before,
         cond: conds.join(" && "),
     })
-}
-
-/// The condition of [`disjoint_check`] where it needs no statements before it (flat
-/// arrays alone).
-pub fn disjoint_condition(program: &Program, root: &crate::program::Loop) -> Option<String> {
-    disjoint_check(program, root)
-        .filter(|c| c.before.is_empty())
-        .map(|c| c.cond)
 }
 
 #[cfg(test)]

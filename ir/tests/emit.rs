@@ -27,6 +27,16 @@ fn load_text(name: &str, text: &str, opts: ir::FrontendOptions) -> ir::Parsed {
     load_each(name, text, &[opts]).remove(0).unwrap()
 }
 
+/// `#pragma omp parallel for schedule(static)` on loop `at`.
+fn parallel(at: usize) -> Step {
+    Step::Parallelize {
+        at,
+        schedule: ir::transform::Schedule::Static,
+        chunk: None,
+        collapse: None,
+    }
+}
+
 /// `text` with `recipe` applied to the program's first nest, as `tune apply` writes it.
 fn tuned_text(text: &str, program: &ir::Program, recipe: Recipe) -> String {
     let n = &ir::codegen::nests(program)[0];
@@ -300,18 +310,12 @@ fn pointers_indexed_with_flattened_subscripts_are_arrays_and_the_tuned_file_inde
     assert_eq!(kinds(mm), [Map, Map, Reduction]);
     assert_eq!(kinds(tr), [Map, Map]);
     assert_eq!(kinds(st), [Map, Map, Map]);
-    let par = |at| Step::Parallelize {
-        at,
-        schedule: ir::transform::Schedule::Static,
-        chunk: None,
-        collapse: None,
-    };
     let recipes = vec![
         (
             mm.region,
             mm.root,
             Recipe {
-                steps: vec![par(0)],
+                steps: vec![parallel(0)],
             },
         ),
         (
@@ -328,7 +332,7 @@ fn pointers_indexed_with_flattened_subscripts_are_arrays_and_the_tuned_file_inde
                         sizes: vec![8, 8],
                         inner: vec![],
                     },
-                    par(0),
+                    parallel(0),
                 ],
             },
         ),
@@ -336,7 +340,7 @@ fn pointers_indexed_with_flattened_subscripts_are_arrays_and_the_tuned_file_inde
             st.region,
             st.root,
             Recipe {
-                steps: vec![par(1)],
+                steps: vec![parallel(1)],
             },
         ),
     ];
@@ -537,12 +541,7 @@ fn rows_tuned_and_original(name: &str, edit: &dyn Fn(&str) -> String) -> (String
                 at: 0,
                 order: vec![1, 0],
             },
-            Step::Parallelize {
-                at: 0,
-                schedule: ir::transform::Schedule::Static,
-                chunk: None,
-                collapse: None,
-            },
+            parallel(0),
         ],
     )
 }
@@ -674,12 +673,7 @@ int main(void)\n{\n  int i, j, k;\n  for (i = 0; i < N; i++)\n    for (j = 0; j 
     assert_eq!(assigned[11], "w[3]");
     let n = &nests[1];
     let recipe = Recipe {
-        steps: vec![Step::Parallelize {
-            at: 0,
-            schedule: ir::transform::Schedule::Static,
-            chunk: None,
-            collapse: None,
-        }],
+        steps: vec![parallel(0)],
     };
     let (tuned, _) = ir::emit::apply_recipes(program, &[(n.region, n.root, recipe)]).unwrap();
     let out = ir::emit::tuned_source(text, &tuned, program, &[(n.region, n.root)]).unwrap();
@@ -785,12 +779,7 @@ int main(void)\n{\n  int i, j;\n  float **w = malloc(50 * sizeof(float *));\n  f
                 at: 0,
                 order: vec![1, 0],
             },
-            Step::Parallelize {
-                at: 0,
-                schedule: ir::transform::Schedule::Static,
-                chunk: None,
-                collapse: None,
-            },
+            parallel(0),
         ],
     };
     let (tuned, _) = ir::emit::apply_recipes(program, &[(n.region, n.root, recipe)]).unwrap();

@@ -128,9 +128,10 @@ fn restrict_pointers_need_no_overlap_check() {
     assert!(!p.program.array("c").unwrap().restrict);
     let nests = ir::codegen::nests(&p.program);
     let root = |k: usize| p.program.find_loop(nests[k].region, nests[k].root).unwrap();
-    assert_eq!(ir::flat::disjoint_condition(&p.program, root(0)), None);
+    let cond = |k: usize| ir::flat::disjoint_check(&p.program, root(k)).map(|c| c.cond);
+    assert_eq!(cond(0), None);
     assert_eq!(
-        ir::flat::disjoint_condition(&p.program, root(1)).as_deref(),
+        cond(1).as_deref(),
         Some("((const char *)(c + (n)) <= (const char *)d || (const char *)(d + (n)) <= (const char *)c)")
     );
 }

@@ -563,10 +563,11 @@ impl Pipeline {
         let run = runner.run(&exe, "original", &self.measure)?;
         // Pointers read as arrays are saved apart: where they overlap in the program,
         // the cutout, on separate copies, computes something else.
-        let flat = |a: &String| program.array(a).is_some_and(|x| x.pointer());
+        let pointer = |a: &String| program.array(a).is_some_and(|x| x.pointer());
         let rows = |a: &String| program.array(a).is_some_and(|x| x.rows);
         if run.verdict != Verdict::Verified
-            && (nest.arrays.iter().filter(|a| flat(a)).count() > 1 || nest.arrays.iter().any(rows))
+            && (nest.arrays.iter().filter(|a| pointer(a)).count() > 1
+                || nest.arrays.iter().any(rows))
         {
             return Err(Error::Unmeasurable(format!(
                 "its cutout does not reproduce the program's outputs ({}): its pointers \

@@ -79,12 +79,21 @@ pub fn innermost(root: &Loop) -> Vec<(usize, &Loop)> {
 /// gemm of the shipped datasets at MINI, parsed, and its one nest: the test nest.
 #[cfg(test)]
 pub(crate) fn gemm_mini() -> (Program, ir::codegen::Nest) {
-    let path = format!("{}/../datasets/programs/gemm.c", env!("CARGO_MANIFEST_DIR"));
+    let p = dataset_mini("gemm");
+    let n = ir::codegen::nests(&p).remove(0);
+    (p, n)
+}
+
+/// The shipped dataset program `name` at MINI, parsed.
+#[cfg(test)]
+pub(crate) fn dataset_mini(name: &str) -> Program {
+    let path = format!(
+        "{}/../datasets/programs/{name}.c",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let opts = ir::FrontendOptions {
         flags: vec!["-DMINI_DATASET".into()],
         ..Default::default()
     };
-    let p = ir::load(&path, &opts).unwrap().program;
-    let n = ir::codegen::nests(&p).remove(0);
-    (p, n)
+    ir::load(&path, &opts).unwrap().program
 }

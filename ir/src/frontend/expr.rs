@@ -179,14 +179,14 @@ impl Lowerer<'_> {
                 let rows = matches!(sym, Sym::Rows(..));
                 // Another function's pointer of the same name, of another kind or
                 // type: this one is another array, named apart.
-                let key = match self.pointer_alias.get(&name) {
+                let key = match self.named_apart.get(&name) {
                     Some(k) => k.clone(),
                     None => match self.arrays.get(&name) {
                         Some(a) if a.rows != rows || a.flat == rows || a.dtype != t => {
                             let k = crate::flat::alias_name(&name, &|n| {
                                 self.arrays.contains_key(n) || self.resolve(n).is_some()
                             });
-                            self.pointer_alias.insert(name.clone(), k.clone());
+                            self.named_apart.insert(name.clone(), k.clone());
                             k
                         }
                         _ => name.clone(),
@@ -223,27 +223,7 @@ impl Lowerer<'_> {
                 (dtype, self.with_constants(dims), false)
             }
             Some(Resolved::Local(Sym::Array { dtype, dims })) => {
-                let dims = self.with_constants(dims);
-                // A local named apart (see `Lowerer::declaration`).
-                if let Some(k) = self.pointer_alias.get(&name) {
-                    let k = k.clone();
-                    let indices = indices
-                        .into_iter()
-                        .map(|i| self.expr(i))
-                        .collect::<Result<Vec<_>>>()?;
-                    if indices.len() != dims.len() {
-                        return self.unsupported(
-                            e.span,
-                            format!(
-                                "access to '{name}' with {} of its {} subscripts",
-                                indices.len(),
-                                dims.len()
-                            ),
-                        );
-                    }
-                    return Ok(Expr::Access { array: k, indices });
-                }
-                (dtype, dims, true)
+                (dtype, self.with_constants(dims), true)
             }
             Some(
                 Resolved::External(Sym::Pointer | Sym::Flat(..) | Sym::Rows(..))
@@ -307,10 +287,12 @@ impl Lowerer<'_> {
             .into_iter()
             .map(|i| self.expr(i))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Expr::Access {
-            array: name,
-            indices,
-        })
+        // A local named apart (see `Lowerer::declaration`).
+        let array = match self.named_apart.get(&name) {
+            Some(k) if local => k.clone(),
+            _ => name,
+        };
+        Ok(Expr::Access { array, indices })
     }
 
     pub(super) fn expr(&mut self, e: &CNode<Expression>) -> Result<Expr> {

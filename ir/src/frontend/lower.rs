@@ -23,9 +23,10 @@ pub(super) struct Lowerer<'a> {
     /// Pointers that cannot be read as arrays in this region, with why: their
     /// accesses are glue.
     pub(super) flat_refused: BTreeMap<String, String>,
-    /// Pointers of this region that another function's pointer of the same name, of
-    /// another kind or type, keeps from their name: the name each goes by here.
-    pub(super) pointer_alias: BTreeMap<String, String>,
+    /// Arrays of this region whose name another array of the program holds (another
+    /// function's pointer of another kind or type, a local of another block): the name
+    /// each goes by here.
+    pub(super) named_apart: BTreeMap<String, String>,
     /// Functions of the user's assumed pure (`--assume-pure`).
     pub(super) pure: BTreeSet<String>,
     /// Functions this file defines.
@@ -288,10 +289,10 @@ impl<'a> Lowerer<'a> {
                         let k = crate::flat::alias_name(&name, &|n| {
                             self.arrays.contains_key(n) || self.resolve(n).is_some()
                         });
-                        self.pointer_alias.insert(name.clone(), k.clone());
+                        self.named_apart.insert(name.clone(), k.clone());
                         k
                     } else {
-                        self.pointer_alias.remove(&name);
+                        self.named_apart.remove(&name);
                         name.clone()
                     };
                     self.arrays.insert(

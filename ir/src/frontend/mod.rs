@@ -268,7 +268,7 @@ pub fn parse_preprocessed_with(pp: Preprocessed, opts: &FrontendOptions) -> Resu
         used_pragmas: Default::default(),
         flat_used: Default::default(),
         flat_refused: Default::default(),
-        pointer_alias: Default::default(),
+        named_apart: Default::default(),
         pure: pure_functions.iter().map(|f| f.name.clone()).collect(),
         defined: functions
             .iter()
@@ -430,7 +430,7 @@ fn scalar_use(body: &[Node], name: &str) -> (bool, bool) {
 /// they can be (`crate::flat`); the accesses of those that cannot are lowered again, as
 /// glue.
 fn lower_flat(lower: &mut Lowerer, r: &FoundRegion, saved: &opaque::Saved) -> Result<Vec<Node>> {
-    lower.pointer_alias.clear();
+    lower.named_apart.clear();
     loop {
         lower.flat_used.clear();
         let mut body = lower_region(lower, r)?;

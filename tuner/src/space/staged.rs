@@ -328,15 +328,7 @@ mod tests {
 
     #[test]
     fn a_time_loop_of_sweeps_draws_time_tiles_and_other_recipes_all_legal() {
-        let path = format!(
-            "{}/../datasets/programs/jacobi-2d.c",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let opts = ir::FrontendOptions {
-            flags: vec!["-DMINI_DATASET".into()],
-            ..Default::default()
-        };
-        let p = ir::load(&path, &opts).unwrap().program;
+        let p = crate::target::dataset_mini("jacobi-2d");
         // The whole time loop is the target (its sweeps are nests of their own).
         let whole = ir::codegen::whole_nests(&p, &ir::codegen::nests(&p));
         let n = whole.first().expect("jacobi-2d's time loop").clone();

@@ -231,15 +231,7 @@ mod tests {
         // seidel-2d's nest is its time loop (one sweep, carried along both loops):
         // both time tiles of the grid, without a team and pipelined over one, are
         // first steps.
-        let path = format!(
-            "{}/../datasets/programs/seidel-2d.c",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let opts = ir::FrontendOptions {
-            flags: vec!["-DMINI_DATASET".into()],
-            ..Default::default()
-        };
-        let p = ir::load(&path, &opts).unwrap().program;
+        let p = crate::target::dataset_mini("seidel-2d");
         let n = ir::codegen::nests(&p).remove(0);
         let t = Target::of(&p, &n);
         let first = next_steps(t, &Recipe::default());
