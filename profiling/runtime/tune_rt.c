@@ -355,6 +355,15 @@ void tune_rt_save_rows(const char *array, const char *tag, long version, int out
  * seconds are repeated until S seconds of them were timed (at most TUNE_CO_MAX_SAMPLES),
  * unless the interval is tight first: a nest of microseconds gets thousands of runs in
  * one process, each still on restored inputs. The interval is checked every n/16 runs.
+ * long_run=S (with target_ci): runs of S seconds and more are long. A long warmup run
+ * warms itself: it becomes the first timed run and the rest of the warmup is skipped
+ * (without counters, whose first run it did not count). Long runs may stop from the
+ * third timed run, before reps, once the Student t 95% interval of their mean is within
+ * target_ci (each such run averages many iterations; the median's order-statistics
+ * interval needs five runs and more to say anything).
+ * slower_than=B: stop once the Student t 95% interval of the mean of two or more timed
+ * runs lies wholly above B seconds (the best median so far): the variant is clearly
+ * slower, and the report says "killed".
  * Before every repetition (warmup included) all loaded inputs are restored from their
  * pristine copies and, with flush>0, a buffer of that many bytes is written and read to
  * evict the caches -- both outside the timed region.
@@ -388,7 +397,7 @@ static struct {
   const char *data, *tag, *out, *report;
   long version;
   long warmup, reps, max_reps;
-  double target_ci, max_time, kill_after, short_total;
+  double target_ci, max_time, kill_after, short_total, long_run, slower_than;
   double sum; /* of the timed samples */
   int killed;
   size_t flush_bytes;
@@ -484,6 +493,8 @@ void tune_co_init(int argc, char **argv)
   tune_co.max_time = atof(tune_co_arg(argc, argv, "max_time", "0"));
   tune_co.kill_after = atof(tune_co_arg(argc, argv, "kill_after", "0"));
   tune_co.short_total = atof(tune_co_arg(argc, argv, "short_total", "0"));
+  tune_co.long_run = atof(tune_co_arg(argc, argv, "long_run", "0"));
+  tune_co.slower_than = atof(tune_co_arg(argc, argv, "slower_than", "0"));
   tune_co.flush_bytes = (size_t)atol(tune_co_arg(argc, argv, "flush", "0"));
   if (tune_co.reps < 1)
     tune_co.reps = 1;
@@ -634,6 +645,17 @@ static int tune_co_cmp_double(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* sqrt by Newton's method: the runtime links without libm. */
+static double tune_co_sqrt(double x)
+{
+  if (x <= 0)
+    return 0;
+  double root = x > 1 ? x : 1.0;
+  for (int it = 0; it < 60; it++)
+    root = 0.5 * (root + x / root);
+  return root;
+}
+
 static double tune_co_median_ci(double *rel_half_width)
 {
   long n = tune_co.nsamples;
@@ -644,11 +666,7 @@ static double tune_co_median_ci(double *rel_half_width)
   qsort(s, (size_t)n, sizeof(double), tune_co_cmp_double);
   double median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
   /* Distribution-free 95% interval of the median: order statistics n/2 -+ 0.98 sqrt(n). */
-  /* sqrt by Newton's method: the runtime links without libm. */
-  double root = n > 1 ? (double)n : 1.0;
-  for (int it = 0; it < 40; it++)
-    root = 0.5 * (root + (double)n / root);
-  double half = 0.98 * root, lo_f = n / 2.0 - half, hi_f = n / 2.0 + half;
+  double half = 0.98 * tune_co_sqrt((double)n), lo_f = n / 2.0 - half, hi_f = n / 2.0 + half;
   long lo = lo_f > 0 ? (long)lo_f : 0;
   long hi = (long)hi_f + (hi_f > (double)(long)hi_f ? 1 : 0);
   if (hi > n - 1)
@@ -656,6 +674,29 @@ static double tune_co_median_ci(double *rel_half_width)
   *rel_half_width = median > 0 ? (s[hi] - s[lo]) / 2.0 / median : 0;
   free(s);
   return median;
+}
+
+/* The 0.975 quantile of Student's t with df degrees of freedom. */
+static double tune_co_t975(long df)
+{
+  static const double t[30] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                               2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                               2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                               2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df < 1)
+    return 1e300;
+  return df <= 30 ? t[df - 1] : 1.960 + 2.4 / (double)df;
+}
+
+/* The mean of the timed samples and the half-width of its Student t 95% interval. */
+static double tune_co_mean_ci(double *half_width)
+{
+  long n = tune_co.nsamples;
+  double mean = n > 0 ? tune_co.sum / (double)n : 0, ss = 0;
+  for (long i = 0; i < n; i++)
+    ss += (tune_co.samples[i] - mean) * (tune_co.samples[i] - mean);
+  *half_width = n > 1 ? tune_co_t975(n - 1) * tune_co_sqrt(ss / (double)(n - 1) / (double)n) : 1e300;
+  return mean;
 }
 
 int tune_co_next(void)
@@ -678,6 +719,19 @@ int tune_co_next(void)
     if (n > 0 && tune_co.kill_after > 0 && tune_co.samples[n - 1] > tune_co.kill_after) {
       tune_co.killed = 1;
       return 0;
+    }
+    if (n >= 2 && tune_co.slower_than > 0) {
+      double half = 0, mean = tune_co_mean_ci(&half);
+      if (mean - half > tune_co.slower_than) {
+        tune_co.killed = 1;
+        return 0;
+      }
+    }
+    if (n >= 3 && n < tune_co.reps && tune_co.target_ci > 0 && tune_co.long_run > 0 &&
+        tune_co.sum / (double)n >= tune_co.long_run) {
+      double half = 0, mean = tune_co_mean_ci(&half);
+      if (mean > 0 && half / mean <= tune_co.target_ci)
+        return 0;
     }
     if (n >= tune_co.reps) {
       if (tune_co.target_ci <= 0)
@@ -723,7 +777,10 @@ void tune_co_stop(void)
     tune_co.first = t;
   if (tune_co.done_warmup < tune_co.warmup) {
     tune_co.done_warmup++;
-    return;
+    if (!(tune_co.long_run > 0 && t >= tune_co.long_run && tune_co.ncounters == 0))
+      return;
+    /* A long run warms itself: it is the first timed run, the rest of the warmup goes. */
+    tune_co.warmup = tune_co.done_warmup;
   }
   for (int i = 0; i < tune_co.ncounters; i++)
     if (tune_co.counters[i].fd >= 0)

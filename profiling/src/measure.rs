@@ -35,6 +35,17 @@ pub struct Measure {
     /// inputs), unless the interval is tight first. 0: off.
     #[serde(default)]
     pub short_total_s: f64,
+    /// Adaptive only: runs of this many seconds and more are long (0: off). A long
+    /// warmup run becomes the first timed run (without counters) and the rest of the
+    /// warmup is skipped; long runs may stop from the third timed run once the Student t
+    /// 95% interval of their mean is within `target_ci`.
+    #[serde(default)]
+    pub long_run_s: f64,
+    /// Stop repeating once the Student t 95% interval of the mean of two or more timed
+    /// runs lies wholly above this many seconds (the best median so far): the variant is
+    /// clearly slower and is reported killed. `None` never stops on it.
+    #[serde(default)]
+    pub slower_than_s: Option<f64>,
 }
 
 /// Hardware and software events read by default where the kernel allows them.
@@ -63,6 +74,8 @@ impl Default for Measure {
             counters: DEFAULT_COUNTERS.iter().map(|s| s.to_string()).collect(),
             kill_after_s: None,
             short_total_s: 0.0,
+            long_run_s: 0.0,
+            slower_than_s: None,
         }
     }
 }
@@ -89,6 +102,19 @@ impl Measure {
     /// Stop repeating once a timed run exceeds `seconds`.
     pub fn kill_after(mut self, seconds: f64) -> Self {
         self.kill_after_s = Some(seconds);
+        self
+    }
+
+    /// Stop repeating once the mean of the timed runs is clearly above `seconds`.
+    pub fn slower_than(mut self, seconds: f64) -> Self {
+        self.slower_than_s = Some(seconds);
+        self
+    }
+
+    /// Runs of `seconds` and more warm themselves and may stop from the third run
+    /// (see [`Measure::long_run_s`]).
+    pub fn long_runs(mut self, seconds: f64) -> Self {
+        self.long_run_s = seconds;
         self
     }
 
@@ -134,12 +160,18 @@ impl Measure {
             if self.short_total_s > 0.0 {
                 v.push(format!("short_total={}", self.short_total_s));
             }
+            if self.long_run_s > 0.0 {
+                v.push(format!("long_run={}", self.long_run_s));
+            }
         }
         if self.flush {
             v.push(format!("flush={}", self.flush_bytes));
         }
         if let Some(k) = self.kill_after_s {
             v.push(format!("kill_after={k}"));
+        }
+        if let Some(b) = self.slower_than_s {
+            v.push(format!("slower_than={b}"));
         }
         if !self.counters.is_empty() {
             v.push(format!("counters={}", self.counters.join(",")));

@@ -179,6 +179,67 @@ fn a_run_over_the_kill_bound_stops_the_repetitions_and_the_outputs_are_still_ver
 }
 
 #[test]
+fn long_runs_warm_themselves_and_clearly_slower_runs_stop_early() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = gemm_cutout(dir.path());
+    let tc = Toolchain::default();
+    let run = |m: &Measure| {
+        c.measure(
+            &tc,
+            &c.original(),
+            0,
+            m,
+            Duration::from_secs(10),
+            &dir.path().join("b"),
+            &dir.path().join("s"),
+        )
+        .unwrap()
+        .0
+    };
+    // Every run is long (a nanosecond or more): the first of three warmup runs is timed,
+    // the other two are skipped, and an interval any spread meets stops it at three runs
+    // (before the minimum of ten).
+    let m = Measure::default()
+        .warmup(3)
+        .repetitions(10)
+        .adaptive(10.0, 12)
+        .long_runs(1e-9)
+        .counters(&[]);
+    let long = run(&m);
+    assert_eq!(long.verdict, Verdict::Verified);
+    assert_eq!(long.warmup, 1);
+    assert_eq!(long.samples.len(), 3);
+    assert!(!long.killed);
+    // Not long (an hour): the warmup is run and the minimum holds.
+    let short = run(&m.clone().long_runs(3600.0));
+    assert_eq!(short.warmup, 3);
+    assert_eq!(short.samples.len(), 10);
+    // Clearly slower than a best of a picosecond: from two timed runs on, the interval
+    // of their mean lies above it once the spread allows (at two runs the t quantile is
+    // 12.7), and the runs stop before the ten; the outputs are still verified.
+    let slower = run(&Measure::default()
+        .warmup(1)
+        .repetitions(10)
+        .counters(&[])
+        .slower_than(1e-12));
+    assert_eq!(slower.verdict, Verdict::Verified);
+    assert!(slower.killed);
+    assert!(
+        (2..10).contains(&slower.samples.len()),
+        "{:?}",
+        slower.samples
+    );
+    // Never above an hour: all ten.
+    let not = run(&Measure::default()
+        .warmup(1)
+        .repetitions(10)
+        .counters(&[])
+        .slower_than(3600.0));
+    assert!(!not.killed);
+    assert_eq!(not.samples.len(), 10);
+}
+
+#[test]
 fn adaptive_measurement_stops_between_its_bounds() {
     let dir = tempfile::tempdir().unwrap();
     let c = gemm_cutout(dir.path());

@@ -1,11 +1,16 @@
 //! The whole-program check of `tune apply`: the original and the tuned program, each
 //! scop region under a timer, run in rotation; a tuned program not faster beyond the noise
-//! (a faster median with Mann-Whitney p < 0.05) is given up. Like for like: both are
+//! (a faster median with Mann-Whitney p < 0.05) is given up. The test is looked at
+//! twice: after [`FIRST_LOOK`] rounds, where a clear answer either way ends the check,
+//! and after the last round. Each look is two-sided at 0.05, so one-sided at 0.025 for
+//! "faster", and the chance that a file no faster is kept stays under 5% over both
+//! (Bonferroni). A program of seconds has no warmup round: each run is a process of its
+//! own, and what a warmup would warm is a small part of a long run. Like for like: both are
 //! built by the same compiler with the same flags and OpenMP on (a user's
 //! `#pragma omp` means their build has `-fopenmp`, and the tuned file is built with it),
 //! and run with the same threads.
 
-use crate::bench::{run_suite, BenchConfig, Benchmark};
+use crate::bench::{run_suite_until, BenchConfig, Benchmark};
 use crate::report::ProgramCheck;
 use crate::spec::ProgramSpec;
 use crate::Result;
@@ -13,11 +18,31 @@ use profiling::build::Toolchain;
 use std::path::Path;
 use std::time::Duration;
 
-/// Times `p` against its tuned source `source` (written under `work`) for `runs`
-/// rounds after one warmup round.
+/// Rounds after which the check looks at its test the first time: Mann-Whitney's
+/// smallest two-sided p of 4 runs against 4 is 0.029.
+pub const FIRST_LOOK: usize = 4;
+
+/// A program whose loop nests run this long (seconds) gets no warmup round.
+pub const LONG_PROGRAM_S: f64 = 1.0;
+
+/// Whether the rounds so far (original's samples, then the tuned one's) answer the
+/// check at its first look.
+fn settled_at_first_look(samples: &[Vec<f64>]) -> bool {
+    match samples {
+        [o, t] if o.len() == FIRST_LOOK && t.len() == FIRST_LOOK => {
+            profiling::stats::mann_whitney_u(o, t).1 < 0.05
+        }
+        _ => false,
+    }
+}
+
+/// Times `p` against its tuned source `source` (written under `work`) for up to `runs`
+/// rounds, after one warmup round unless the program is long (its loop nests run
+/// `program_s` seconds or more).
 pub fn program_check(
     toolchain: &Toolchain,
     runs: usize,
+    program_s: f64,
     timeout: Duration,
     p: &ProgramSpec,
     source: &str,
@@ -58,12 +83,18 @@ pub fn program_check(
     };
     let cfg = BenchConfig {
         toolchain: toolchain.clone(),
-        warmup: 1,
+        warmup: usize::from(program_s < LONG_PROGRAM_S),
         runs: runs.max(2),
         timeout,
         work: work.to_path_buf(),
     };
-    let r = run_suite(&cfg, &args.main, &benches, &crate::events::silent())?;
+    let r = run_suite_until(
+        &cfg,
+        &args.main,
+        &benches,
+        &crate::events::silent(),
+        &settled_at_first_look,
+    )?;
     let (o, t) = (&r.benchmarks[0], &r.benchmarks[1]);
     let (_, p_value) = profiling::stats::mann_whitney_u(&o.samples, &t.samples);
     // The last guard: a tuned file is written only when the whole program is faster
@@ -84,4 +115,31 @@ pub fn program_check(
         tuned_command: command(&benches[1]),
         seconds: 0.0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_look_ends_the_check_only_on_a_clear_answer_at_four_rounds() {
+        let slow = vec![10.0, 10.2, 10.1, 10.3];
+        let fast = vec![5.0, 5.1, 5.2, 5.05];
+        // Apart either way at four rounds: settled (p = 0.029).
+        assert!(settled_at_first_look(&[slow.clone(), fast.clone()]));
+        assert!(settled_at_first_look(&[fast.clone(), slow.clone()]));
+        // Interleaved: not settled, the rounds go on.
+        let mixed = vec![10.05, 5.0, 10.4, 5.3];
+        assert!(!settled_at_first_look(&[slow.clone(), mixed]));
+        // Only at the first look: three or five rounds are not looked at here.
+        assert!(!settled_at_first_look(&[
+            slow[..3].to_vec(),
+            fast[..3].to_vec()
+        ]));
+        let mut slow5 = slow.clone();
+        slow5.push(10.0);
+        let mut fast5 = fast.clone();
+        fast5.push(5.0);
+        assert!(!settled_at_first_look(&[slow5, fast5]));
+    }
 }

@@ -74,16 +74,23 @@ pub const TARGET_CI: f64 = 0.02;
 /// How the tuning commands measure a variant: `warmup` runs, then at least
 /// [`MIN_REPETITIONS`] (or `max` when smaller) and at most `max` timed runs, stopping
 /// once the distribution-free 95% interval of the median (order statistics
-/// `n/2 ± 0.98 sqrt(n)`) is within ±[`TARGET_CI`] of it. A long nest with a small
-/// spread is decided in five runs; a noisy one gets all `max`.
+/// `n/2 ± 0.98 sqrt(n)`) is within ±[`TARGET_CI`] of it. A noisy nest gets all `max`.
+/// Runs of [`LONG_RUN_S`] and more warm themselves (the first warmup run is timed and
+/// the rest skipped) and stop from the third run once the Student t 95% interval of
+/// their mean is within ±[`TARGET_CI`]: a nest of seconds with a small spread is
+/// decided in three runs.
 pub fn adaptive_measure(warmup: u32, max: u32) -> Measure {
     Measure::default()
         .warmup(warmup)
         .repetitions(MIN_REPETITIONS.min(max))
         .adaptive(TARGET_CI, max)
         .short_runs(SHORT_RUNS_S)
+        .long_runs(LONG_RUN_S)
         .counters(&[])
 }
+
+/// Runs at least this long (seconds) are long: see [`adaptive_measure`].
+pub const LONG_RUN_S: f64 = 0.25;
 
 /// Nests so short that the most repetitions time less than this (seconds) are
 /// repeated until they do: a nest of microseconds is decided on thousands of runs.
@@ -436,6 +443,7 @@ impl Pipeline {
                 crate::check::program_check(
                     &self.toolchain,
                     self.check_runs,
+                    total_s,
                     self.timeout,
                     p,
                     &report.source,
@@ -929,7 +937,8 @@ fn judge(candidates: &mut [Candidate], base: &Timing, calls: u64) -> Option<usiz
                 interval(&base.stats)
             ),
             Judgement::NotFaster if c.killed => format!(
-                "verified, but clearly slower ({:.2}x): stopped after {} timed run(s), the last over {}x the best median so far",
+                "verified, but clearly slower ({:.2}x): stopped after {} timed run(s), slower than \
+                 the best median so far (a run over {}x it, or the 95% interval of the runs' mean above it)",
                 c.speedup,
                 t.stats.n,
                 crate::tune_loop::KILL_FACTOR

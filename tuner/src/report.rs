@@ -102,7 +102,8 @@ pub struct Candidate {
     /// Wall time of its measurement (the child process: loading, warmup, runs).
     #[serde(default)]
     pub run_s: f64,
-    /// Its repetitions stopped early: a timed run exceeded 1.5x the best median so far.
+    /// Its repetitions stopped early, clearly slower than the best median so far: a
+    /// timed run exceeded 1.5x it, or the 95% interval of the runs' mean lay above it.
     #[serde(default)]
     pub killed: bool,
     /// It is the nest's chosen recipe.

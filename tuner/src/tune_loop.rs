@@ -148,8 +148,8 @@ pub fn tune_nest(
                 }
                 Built::Exe(exe) => {
                     on_run(&recipe);
-                    let bounded =
-                        kill_bound(budget, &*records).map(|s| measure.clone().kill_after(s));
+                    let bounded = kill_bound(budget, &*records)
+                        .map(|(s, best)| measure.clone().kill_after(s).slower_than(best));
                     let run = runner.run(&exe, "candidate", bounded.as_ref().unwrap_or(measure))?;
                     records.add(Measured::of_run(&recipe, &run), strategy.proposer())?;
                     Trial::Ran {
@@ -174,8 +174,9 @@ pub const KILL_FACTOR: f64 = 1.5;
 const KILL_MIN_S: f64 = 0.01;
 
 /// The time after which a candidate's run shows it clearly slower than the best so
-/// far (`Budget::kill`).
-fn kill_bound(budget: &Budget, records: &dyn Records) -> Option<f64> {
+/// far (`Budget::kill`), and that best median: a candidate whose mean is clearly above
+/// it (its 95% interval wholly above) stops repeating too.
+fn kill_bound(budget: &Budget, records: &dyn Records) -> Option<(f64, f64)> {
     let (factor, baseline) = budget.kill?;
     let best = records
         .candidates()
@@ -184,7 +185,7 @@ fn kill_bound(budget: &Budget, records: &dyn Records) -> Option<f64> {
         .map(|m| m.stats.median)
         .fold(baseline, f64::min);
     let bound = factor * best;
-    (bound.is_finite() && bound >= KILL_MIN_S).then_some(bound)
+    (bound.is_finite() && bound >= KILL_MIN_S).then_some((bound, best))
 }
 
 /// A batch of proposals.
@@ -250,8 +251,9 @@ mod tests {
         };
         let mut records = MemoryRecords::default();
         // Only the baseline so far: 1.5 x 100 ms.
-        let bound = kill_bound(&budget, &records).unwrap();
+        let (bound, best) = kill_bound(&budget, &records).unwrap();
         assert!((bound - 0.15).abs() < 1e-12, "{bound}");
+        assert!((best - 0.1).abs() < 1e-12, "{best}");
         // A faster verified candidate lowers it; a faster wrong one does not.
         records
             .add(measured(2, 0.04, Verdict::Verified), Proposer::Transfer)
@@ -272,8 +274,9 @@ mod tests {
                 Proposer::Transfer,
             )
             .unwrap();
-        let bound = kill_bound(&budget, &records).unwrap();
+        let (bound, best) = kill_bound(&budget, &records).unwrap();
         assert!((bound - 0.06).abs() < 1e-12, "{bound}");
+        assert!((best - 0.04).abs() < 1e-12, "{best}");
         // Bounds under 10 ms never stop a run.
         records
             .add(measured(8, 0.005, Verdict::Verified), Proposer::Transfer)

@@ -435,6 +435,19 @@ pub fn run_suite(
     benches: &[Benchmark],
     events: &crate::Events,
 ) -> Result<BenchReport> {
+    run_suite_until(cfg, suite, benches, events, &|_| false)
+}
+
+/// [`run_suite`], ending after the first recorded round at which `settled` says the
+/// samples so far (one list per benchmark, in order) decide what they are taken for;
+/// the report's `runs` is the rounds recorded.
+pub fn run_suite_until(
+    cfg: &BenchConfig,
+    suite: &str,
+    benches: &[Benchmark],
+    events: &crate::Events,
+    settled: &dyn Fn(&[Vec<f64>]) -> bool,
+) -> Result<BenchReport> {
     use rayon::prelude::*;
     if benches.is_empty() {
         return Err(Error::Usage(format!("{suite}: the suite has no programs")));
@@ -461,7 +474,11 @@ pub fn run_suite(
             all: rounds,
             benchmarks: benches.len(),
         });
+        if round >= cfg.warmup && settled(&samples) {
+            break;
+        }
     }
+    let recorded = samples.first().map_or(0, Vec::len);
     let benchmarks = benches
         .iter()
         .zip(&built)
@@ -484,7 +501,7 @@ pub fn run_suite(
         suite: suite.to_string(),
         environment: Environment::capture(&cfg.toolchain),
         warmup: cfg.warmup,
-        runs: cfg.runs.max(2),
+        runs: recorded,
         benchmarks,
         roofline: None,
         comparison: None,
