@@ -1,14 +1,19 @@
 //! The whole-program check of `tune apply`: the original and the tuned program, each
 //! scop region under a timer, run in rotation; a tuned program not faster beyond the noise
-//! (a faster median with Mann-Whitney p < 0.05) is given up. The test is looked at
-//! twice: after [`FIRST_LOOK`] rounds, where a clear answer either way ends the check,
-//! and after the last round. Each look is two-sided at 0.05, so one-sided at 0.025 for
-//! "faster", and the chance that a file no faster is kept stays under 5% over both
-//! (Bonferroni). A program of seconds has no warmup round: each run is a process of its
-//! own, and what a warmup would warm is a small part of a long run. Like for like: both are
-//! built by the same compiler with the same flags and OpenMP on (a user's
-//! `#pragma omp` means their build has `-fopenmp`, and the tuned file is built with it),
-//! and run with the same threads.
+//! (a faster median with Mann-Whitney p < 0.05) is given up. The check looks three
+//! times, and a clear answer either way ends it:
+//! - after [`QUICK_LOOK`] rounds, Welch's t test on the logarithms of the times, one-sided
+//!   at 0.005 (a gap of several times between programs of seconds needs no more runs);
+//! - after [`FIRST_LOOK`] rounds, Mann-Whitney, where only runs wholly apart pass (p =
+//!   0.029 two-sided, 0.014 one-sided);
+//! - after the last round, Mann-Whitney at 0.05 two-sided (0.025 one-sided).
+//!
+//! The chance that a file no faster is kept is at most 0.005 + 0.014 + 0.025 < 5% over the
+//! three looks (Bonferroni). A program of seconds has no warmup round: each run is a
+//! process of its own, and what a warmup would warm is a small part of a long run. Like
+//! for like: both are built by the same compiler with the same flags and OpenMP on (a
+//! user's `#pragma omp` means their build has `-fopenmp`, and the tuned file is built
+//! with it), and run with the same threads.
 
 use crate::bench::{run_suite_until, BenchConfig, Benchmark};
 use crate::report::ProgramCheck;
@@ -18,22 +23,52 @@ use profiling::build::Toolchain;
 use std::path::Path;
 use std::time::Duration;
 
-/// Rounds after which the check looks at its test the first time: Mann-Whitney's
+/// Rounds after which the check looks the first time (Welch's t on log times).
+pub const QUICK_LOOK: usize = 2;
+
+/// Rounds after which the check looks with Mann-Whitney before the last round: its
 /// smallest two-sided p of 4 runs against 4 is 0.029.
 pub const FIRST_LOOK: usize = 4;
 
 /// A program whose loop nests run this long (seconds) gets no warmup round.
 pub const LONG_PROGRAM_S: f64 = 1.0;
 
+/// The one-sided 0.005 quantile of Student's t with 1 degree of freedom: Welch's
+/// degrees of freedom are never fewer than the smaller sample's runs less one.
+const T_995_DF1: f64 = 63.657;
+
 /// Whether the rounds so far (original's samples, then the tuned one's) answer the
-/// check at its first look.
-fn settled_at_first_look(samples: &[Vec<f64>]) -> bool {
+/// check before its last round (see the module documentation).
+fn settled_early(samples: &[Vec<f64>]) -> bool {
     match samples {
-        [o, t] if o.len() == FIRST_LOOK && t.len() == FIRST_LOOK => {
+        [o, t] if o.len() == t.len() && o.len() == QUICK_LOOK => apart_on_logs(o, t),
+        [o, t] if o.len() == t.len() && o.len() == FIRST_LOOK => {
             profiling::stats::mann_whitney_u(o, t).1 < 0.05
         }
         _ => false,
     }
+}
+
+/// Welch's t test on the logarithms of two sets of times, one-sided at 0.005 in either
+/// direction, against the quantile of the fewest degrees of freedom it can have (1, for
+/// two runs each).
+fn apart_on_logs(a: &[f64], b: &[f64]) -> bool {
+    if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|&x| !(x > 0.0)) {
+        return false;
+    }
+    let moments = |x: &[f64]| {
+        let logs: Vec<f64> = x.iter().map(|v| v.ln()).collect();
+        let n = logs.len() as f64;
+        let mean = logs.iter().sum::<f64>() / n;
+        let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (mean, var / n)
+    };
+    let ((ma, va), (mb, vb)) = (moments(a), moments(b));
+    let se2 = va + vb;
+    if se2 <= 0.0 {
+        return false;
+    }
+    (ma - mb).abs() / se2.sqrt() > T_995_DF1
 }
 
 /// Times `p` against its tuned source `source` (written under `work`) for up to `runs`
@@ -93,7 +128,7 @@ pub fn program_check(
         &args.main,
         &benches,
         &crate::events::silent(),
-        &settled_at_first_look,
+        &settled_early,
     )?;
     let (o, t) = (&r.benchmarks[0], &r.benchmarks[1]);
     let (_, p_value) = profiling::stats::mann_whitney_u(&o.samples, &t.samples);
@@ -122,24 +157,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_first_look_ends_the_check_only_on_a_clear_answer_at_four_rounds() {
+    fn the_early_looks_end_the_check_only_on_a_clear_answer() {
         let slow = vec![10.0, 10.2, 10.1, 10.3];
         let fast = vec![5.0, 5.1, 5.2, 5.05];
+        // Two rounds, twice as fast with a spread of 0.5%: apart on the log scale (t = 197).
+        let (slow2, fast2) = (vec![10.0, 10.05], vec![5.0, 5.025]);
+        assert!(settled_early(&[slow2.clone(), fast2.clone()]));
+        assert!(settled_early(&[fast2, slow2]));
+        // Twice as fast with a spread of 2%: not yet (t = 50).
+        assert!(!settled_early(&[slow[..2].to_vec(), fast[..2].to_vec()]));
         // Apart either way at four rounds: settled (p = 0.029).
-        assert!(settled_at_first_look(&[slow.clone(), fast.clone()]));
-        assert!(settled_at_first_look(&[fast.clone(), slow.clone()]));
+        assert!(settled_early(&[slow.clone(), fast.clone()]));
+        assert!(settled_early(&[fast.clone(), slow.clone()]));
         // Interleaved: not settled, the rounds go on.
         let mixed = vec![10.05, 5.0, 10.4, 5.3];
-        assert!(!settled_at_first_look(&[slow.clone(), mixed]));
-        // Only at the first look: three or five rounds are not looked at here.
-        assert!(!settled_at_first_look(&[
-            slow[..3].to_vec(),
-            fast[..3].to_vec()
-        ]));
+        assert!(!settled_early(&[slow.clone(), mixed]));
+        // Three or five rounds are not looked at here.
+        assert!(!settled_early(&[slow[..3].to_vec(), fast[..3].to_vec()]));
         let mut slow5 = slow.clone();
         slow5.push(10.0);
         let mut fast5 = fast.clone();
         fast5.push(5.0);
-        assert!(!settled_at_first_look(&[slow5, fast5]));
+        assert!(!settled_early(&[slow5, fast5]));
+        // No spread at all, or a time of zero, decides nothing.
+        assert!(!settled_early(&[vec![1.0, 1.0], vec![0.5, 0.5]]));
+        assert!(!settled_early(&[vec![1.0, 1.1], vec![0.0, 0.5]]));
     }
 }
