@@ -2,14 +2,15 @@
 //! scop region under a timer, run in rotation; a tuned program not faster beyond the noise
 //! (a faster median with Mann-Whitney p < 0.05) is given up. The check looks three
 //! times, and a clear answer either way ends it:
-//! - after [`QUICK_LOOK`] rounds, Welch's t test on the logarithms of the times, one-sided
-//!   at 0.005 (a gap of several times between programs of seconds needs no more runs);
+//! - after 2 and after 3 rounds ([`QUICK_LOOKS`]), Welch's t test on the logarithms of
+//!   the times, one-sided at 0.005 each (a gap of several times, or a tight spread, needs
+//!   no more runs);
 //! - after [`FIRST_LOOK`] rounds, Mann-Whitney, where only runs wholly apart pass (p =
 //!   0.029 two-sided, 0.014 one-sided);
 //! - after the last round, Mann-Whitney at 0.05 two-sided (0.025 one-sided).
 //!
-//! The chance that a file no faster is kept is at most 0.005 + 0.014 + 0.025 < 5% over the
-//! three looks (Bonferroni). A program of seconds has no warmup round: each run is a
+//! The chance that a file no faster is kept is at most 0.005 + 0.005 + 0.014 + 0.025 < 5%
+//! over the four looks (Bonferroni). A program of seconds has no warmup round: each run is a
 //! process of its own, and what a warmup would warm is a small part of a long run. Like
 //! for like: both are built by the same compiler with the same flags and OpenMP on (a
 //! user's `#pragma omp` means their build has `-fopenmp`, and the tuned file is built
@@ -23,8 +24,10 @@ use profiling::build::Toolchain;
 use std::path::Path;
 use std::time::Duration;
 
-/// Rounds after which the check looks the first time (Welch's t on log times).
-pub const QUICK_LOOK: usize = 2;
+/// Rounds after which the check looks with Welch's t on log times, each with the
+/// one-sided 0.005 quantile of Student's t for the fewest degrees of freedom Welch's
+/// test can have there (the smaller sample's runs less one: 1, then 2).
+pub const QUICK_LOOKS: [(usize, f64); 2] = [(2, 63.657), (3, 9.925)];
 
 /// Rounds after which the check looks with Mann-Whitney before the last round: its
 /// smallest two-sided p of 4 runs against 4 is 0.029.
@@ -33,15 +36,13 @@ pub const FIRST_LOOK: usize = 4;
 /// A program whose loop nests run this long (seconds) gets no warmup round.
 pub const LONG_PROGRAM_S: f64 = 1.0;
 
-/// The one-sided 0.005 quantile of Student's t with 1 degree of freedom: Welch's
-/// degrees of freedom are never fewer than the smaller sample's runs less one.
-const T_995_DF1: f64 = 63.657;
-
 /// Whether the rounds so far (original's samples, then the tuned one's) answer the
 /// check before its last round (see the module documentation).
 fn settled_early(samples: &[Vec<f64>]) -> bool {
     match samples {
-        [o, t] if o.len() == t.len() && o.len() == QUICK_LOOK => apart_on_logs(o, t),
+        [o, t] if o.len() == t.len() && o.len() < FIRST_LOOK => QUICK_LOOKS
+            .iter()
+            .any(|&(rounds, quantile)| o.len() == rounds && apart_on_logs(o, t, quantile)),
         [o, t] if o.len() == t.len() && o.len() == FIRST_LOOK => {
             profiling::stats::mann_whitney_u(o, t).1 < 0.05
         }
@@ -49,10 +50,9 @@ fn settled_early(samples: &[Vec<f64>]) -> bool {
     }
 }
 
-/// Welch's t test on the logarithms of two sets of times, one-sided at 0.005 in either
-/// direction, against the quantile of the fewest degrees of freedom it can have (1, for
-/// two runs each).
-fn apart_on_logs(a: &[f64], b: &[f64]) -> bool {
+/// Welch's t test on the logarithms of two sets of times, in either direction: the
+/// statistic beyond `quantile`.
+fn apart_on_logs(a: &[f64], b: &[f64], quantile: f64) -> bool {
     if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|&x| !(x > 0.0)) {
         return false;
     }
@@ -68,7 +68,7 @@ fn apart_on_logs(a: &[f64], b: &[f64]) -> bool {
     if se2 <= 0.0 {
         return false;
     }
-    (ma - mb).abs() / se2.sqrt() > T_995_DF1
+    (ma - mb).abs() / se2.sqrt() > quantile
 }
 
 /// Times `p` against its tuned source `source` (written under `work`) for up to `runs`
@@ -172,8 +172,14 @@ mod tests {
         // Interleaved: not settled, the rounds go on.
         let mixed = vec![10.05, 5.0, 10.4, 5.3];
         assert!(!settled_early(&[slow.clone(), mixed]));
-        // Three or five rounds are not looked at here.
-        assert!(!settled_early(&[slow[..3].to_vec(), fast[..3].to_vec()]));
+        // Three rounds: 2x with a spread of 2% is apart (t = 54 > 9.9); 3% faster with a
+        // spread of 2% is not.
+        assert!(settled_early(&[slow[..3].to_vec(), fast[..3].to_vec()]));
+        assert!(!settled_early(&[
+            vec![10.0, 10.2, 10.1],
+            vec![9.8, 9.6, 9.9]
+        ]));
+        // Five rounds are not looked at here.
         let mut slow5 = slow.clone();
         slow5.push(10.0);
         let mut fast5 = fast.clone();

@@ -2,6 +2,7 @@
 //! and why it was kept or not, the kept recipe; the whole-program check; the time
 //! spent by phase. Serialized as the JSON report; the command line renders it.
 
+use crate::select::{select, Timing};
 use ir::transform::Recipe;
 use profiling::cutout::Verdict;
 use profiling::measure::Stats;
@@ -312,6 +313,11 @@ pub struct ApplyReport {
     /// The whole-program check (absent when nothing was tuned or the check is off).
     #[serde(default)]
     pub check: Option<ProgramCheck>,
+    /// The check of the first choice, where it lost and recipes starting an OpenMP team
+    /// were then replaced by each nest's fastest candidate starting none
+    /// ([`ApplyReport::without_teams`]); `check` is the second one's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_with_teams: Option<ProgramCheck>,
     /// Where the tuning time went.
     pub time: TimeSplit,
     /// The CPU model tuned on.
@@ -325,6 +331,30 @@ pub struct ApplyReport {
 }
 
 impl ApplyReport {
+    /// The second choice where the whole tuned program lost: every kept recipe that
+    /// starts an OpenMP team is replaced by the nest's fastest candidate that starts
+    /// none and still beats its baseline ([`crate::select::select`] over those), or by
+    /// nothing. A team's start in a short program (the first parallel region of a
+    /// process) is what a nest measured warm on its cutout cannot show. None where no
+    /// kept recipe starts a team, or nothing would be kept.
+    pub fn without_teams(&self) -> Option<ApplyReport> {
+        fn kept(r: &ApplyReport) -> impl Iterator<Item = &Recipe> {
+            r.nests.iter().chain(&r.wholes).map(|n| &n.chosen)
+        }
+        if !kept(self).any(Recipe::starts_team) {
+            return None;
+        }
+        let mut alt = self.clone();
+        for n in alt.nests.iter_mut().chain(alt.wholes.iter_mut()) {
+            if n.chosen.starts_team() {
+                n.choose_without_team();
+            }
+        }
+        alt.check = None;
+        let any = kept(&alt).any(|c| !c.steps.is_empty());
+        any.then_some(alt)
+    }
+
     /// Gives up every kept recipe: the whole tuned program was not faster beyond the noise.
     pub fn revert(&mut self, original: String) {
         self.source = original;
@@ -355,6 +385,43 @@ impl Candidate {
 }
 
 impl NestReport {
+    /// Keeps the fastest candidate that starts no OpenMP team and beats the baseline
+    /// (the rule of [`crate::select::select`]), or nothing.
+    fn choose_without_team(&mut self) {
+        let base = Timing {
+            stats: self.baseline,
+            first: self.baseline_first,
+        };
+        let timings: Vec<Option<Timing>> = self
+            .candidates
+            .iter()
+            .map(|c| {
+                let serial = c.verdict == CandidateVerdict::Verified && !c.recipe.starts_team();
+                c.stats.filter(|_| serial).map(|stats| Timing {
+                    stats,
+                    first: c.first,
+                })
+            })
+            .collect();
+        let best = select(&base, self.invocations, &timings).best;
+        self.give_up("in the whole program it lost, and it starts an OpenMP team");
+        let Some(i) = best else {
+            return;
+        };
+        let c = &mut self.candidates[i];
+        let Some(stats) = c.stats else {
+            return;
+        };
+        c.kept = true;
+        c.why.push_str(
+            "; kept in place of a recipe starting an OpenMP team, which lost in the whole program",
+        );
+        self.chosen = c.recipe.clone();
+        self.tuned = Some(stats);
+        self.speedup = self.baseline.median / stats.median.max(1e-12);
+        self.efficiency_after = self.efficiency_before.map(|e| e * self.speedup);
+    }
+
     /// Gives up the kept recipe, saying why on the candidate that was kept.
     pub fn give_up(&mut self, why: &str) {
         self.chosen = Recipe::default();
@@ -447,5 +514,119 @@ impl std::fmt::Display for Status {
             Status::Tuned => "tuned",
             Status::Failed => "failed",
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ir::transform::Step;
+
+    fn stats(median_ms: f64) -> Stats {
+        let s = median_ms * 1e-3;
+        Stats {
+            n: 5,
+            min: s * 0.99,
+            mean: s,
+            median: s,
+            max: s * 1.01,
+            stddev: s * 0.01,
+            median_ci: (s * 0.99, s * 1.01),
+        }
+    }
+
+    fn candidate(steps: Vec<Step>, median_ms: f64, kept: bool) -> Candidate {
+        let from = Neighbour {
+            program: "p".into(),
+            nest: "nest0".into(),
+            distance: 0.0,
+            speedup_there: 1.0,
+        };
+        Candidate {
+            verdict: CandidateVerdict::Verified,
+            stats: Some(stats(median_ms)),
+            speedup: 10.0 / median_ms,
+            kept,
+            why: "verified".into(),
+            ..Candidate::unmeasured(from, Recipe { steps }, Vec::new())
+        }
+    }
+
+    fn nest(candidates: Vec<Candidate>) -> NestReport {
+        let chosen = candidates
+            .iter()
+            .find(|c| c.kept)
+            .map(|c| c.recipe.clone())
+            .unwrap_or_default();
+        NestReport {
+            nest: "nest0".into(),
+            line: 1,
+            baseline: stats(10.0),
+            tuned: None,
+            speedup: 1.0,
+            chosen,
+            neighbours: Vec::new(),
+            candidates,
+            efficiency_before: Some(0.1),
+            efficiency_after: None,
+            measured_variants: 3,
+            invocations: 1,
+            baseline_first: None,
+            user_parallel: Vec::new(),
+            time: NestTime::default(),
+        }
+    }
+
+    fn report(nests: Vec<NestReport>) -> ApplyReport {
+        ApplyReport {
+            program: "p".into(),
+            file: "p.c".into(),
+            k: 3,
+            static_only: false,
+            nests,
+            wholes: Vec::new(),
+            source: String::new(),
+            openmp: true,
+            check: None,
+            check_with_teams: None,
+            time: TimeSplit::default(),
+            machine: None,
+            left_out: Vec::new(),
+            auto_regions: false,
+        }
+    }
+
+    #[test]
+    fn a_lost_team_gives_way_to_the_fastest_candidate_without_one() {
+        let team = Step::Parallelize {
+            at: 0,
+            schedule: ir::program::Schedule::Static,
+            chunk: None,
+            collapse: None,
+        };
+        let unroll = |factor| Step::Unroll { at: 0, factor };
+        let r = report(vec![nest(vec![
+            candidate(vec![team.clone()], 2.0, true),
+            candidate(vec![unroll(2)], 6.0, false),
+            candidate(vec![unroll(4)], 5.0, false),
+            candidate(vec![unroll(8)], 10.5, false),
+        ])]);
+        let alt = r.without_teams().unwrap();
+        let n = &alt.nests[0];
+        // The fastest of those without a team that beat the baseline: unroll 4, 2x.
+        assert_eq!(n.chosen.steps, vec![unroll(4)]);
+        assert!((n.speedup - 2.0).abs() < 1e-9, "{}", n.speedup);
+        assert!((n.efficiency_after.unwrap() - 0.2).abs() < 1e-9);
+        assert!(n.candidates[2].kept && !n.candidates[0].kept);
+        assert!(n.candidates[0].why.contains("starts an OpenMP team"));
+        // Only team-starting candidates beat the baseline: nothing to try.
+        let r = report(vec![nest(vec![
+            candidate(vec![team.clone()], 2.0, true),
+            candidate(vec![unroll(8)], 10.5, false),
+        ])]);
+        assert!(r.without_teams().is_none());
+        // Nothing kept starts a team: no second try.
+        let r = report(vec![nest(vec![candidate(vec![unroll(2)], 6.0, true)])]);
+        assert!(r.without_teams().is_none());
     }
 }

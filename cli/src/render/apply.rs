@@ -103,22 +103,31 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
             let _ = writeln!(out, "    line {}: {}: {}", l.line, l.what, l.reason);
         }
     }
-    if let Some(c) = &r.check {
+    let check_line = |what: &str, c: &tuner::report::ProgramCheck, verdict: &str| {
+        format!(
+            "{what} ({} time, median of {}): original {:.3} ms, tuned {:.3} ms, {:.2}x (p = {:.3}){verdict}",
+            c.unit, c.runs, c.original_ms, c.tuned_ms, c.speedup, c.p_value,
+        )
+    };
+    if let Some(c) = &r.check_with_teams {
         let _ = writeln!(
             out,
-            "whole program ({} time, median of {}): original {:.3} ms, tuned {:.3} ms, {:.2}x (p = {:.3}){}",
-            c.unit,
-            c.runs,
-            c.original_ms,
-            c.tuned_ms,
-            c.speedup,
-            c.p_value,
-            if c.reverted {
-                "; not faster beyond the noise: the original is kept"
-            } else {
-                ""
-            }
+            "{}",
+            check_line(
+                "whole program, first choice",
+                c,
+                "; not faster beyond the noise: each recipe starting an OpenMP team is \
+                 replaced by its nest's fastest candidate starting none"
+            )
         );
+    }
+    if let Some(c) = &r.check {
+        let verdict = if c.reverted {
+            "; not faster beyond the noise: the original is kept"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "{}", check_line("whole program", c, verdict));
         if !c.reverted && !c.same_output {
             let _ = writeln!(
                 out,

@@ -207,12 +207,28 @@ impl Step {
         }
         s
     }
+
+    /// Whether the step starts an OpenMP team where the nest had none.
+    pub fn starts_team(&self) -> bool {
+        match self {
+            Step::Parallelize { .. } => true,
+            Step::RegisterTile { parallel, .. } | Step::TimeTile { parallel, .. } => *parallel,
+            _ => false,
+        }
+    }
 }
 
 /// A sequence of steps applied in order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Recipe {
     pub steps: Vec<Step>,
+}
+
+impl Recipe {
+    /// Whether a step of the recipe starts an OpenMP team ([`Step::starts_team`]).
+    pub fn starts_team(&self) -> bool {
+        self.steps.iter().any(Step::starts_team)
+    }
 }
 
 /// Why a recipe was not applied.
