@@ -40,21 +40,32 @@ pub const LONG_PROGRAM_S: f64 = 1.0;
 /// check before its last round (see the module documentation).
 fn settled_early(samples: &[Vec<f64>]) -> bool {
     match samples {
-        [o, t] if o.len() == t.len() && o.len() < FIRST_LOOK => QUICK_LOOKS
-            .iter()
-            .any(|&(rounds, quantile)| o.len() == rounds && apart_on_logs(o, t, quantile)),
         [o, t] if o.len() == t.len() && o.len() == FIRST_LOOK => {
             profiling::stats::mann_whitney_u(o, t).1 < 0.05
         }
-        _ => false,
+        _ => quick_verdict(samples).is_some(),
     }
 }
 
-/// Welch's t test on the logarithms of two sets of times, in either direction: the
-/// statistic beyond `quantile`.
-fn apart_on_logs(a: &[f64], b: &[f64], quantile: f64) -> bool {
+/// The answer of a quick look ([`QUICK_LOOKS`]) at the rounds so far, where it gives
+/// one: whether the tuned program (the second list) is the faster.
+fn quick_verdict(samples: &[Vec<f64>]) -> Option<bool> {
+    let [o, t] = samples else {
+        return None;
+    };
+    let &(_, quantile) = QUICK_LOOKS
+        .iter()
+        .find(|&&(rounds, _)| o.len() == rounds && t.len() == rounds)?;
+    let (mo, mt, statistic) = welch_on_logs(o, t)?;
+    (statistic > quantile).then_some(mt < mo)
+}
+
+/// Welch's t test on the logarithms of two sets of times: their mean logarithms and
+/// the statistic's absolute value (None for fewer than two runs, a time not above 0,
+/// or no spread at all).
+fn welch_on_logs(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
     if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|&x| !(x > 0.0)) {
-        return false;
+        return None;
     }
     let moments = |x: &[f64]| {
         let logs: Vec<f64> = x.iter().map(|v| v.ln()).collect();
@@ -65,10 +76,7 @@ fn apart_on_logs(a: &[f64], b: &[f64], quantile: f64) -> bool {
     };
     let ((ma, va), (mb, vb)) = (moments(a), moments(b));
     let se2 = va + vb;
-    if se2 <= 0.0 {
-        return false;
-    }
-    (ma - mb).abs() / se2.sqrt() > quantile
+    (se2 > 0.0).then(|| (ma, mb, (ma - mb).abs() / se2.sqrt()))
 }
 
 /// Times `p` against its tuned source `source` (written under `work`) for up to `runs`
@@ -135,14 +143,18 @@ pub fn program_check(
     // The last guard: a tuned file is written only when the whole program is faster
     // beyond the noise; an inconclusive comparison keeps the user's file (a program
     // whose parallel region costs more to start than it saves can look faster in
-    // some runs and slower in others).
-    let reverted = !(t.median < o.median && p_value < 0.05);
+    // some runs and slower in others). A quick look that ended the rounds decides by
+    // its own test; otherwise Mann-Whitney does (its look after 4 rounds included).
+    let quick = quick_verdict(&[o.samples.clone(), t.samples.clone()]);
+    let faster = quick.unwrap_or(t.median < o.median && p_value < 0.05);
+    let reverted = !faster;
     Ok(ProgramCheck {
         unit: o.unit,
         original_ms: o.median * 1e3,
         tuned_ms: t.median * 1e3,
         speedup: o.median / t.median.max(1e-12),
         p_value,
+        quick_look: quick.map(|_| r.runs),
         runs: r.runs,
         same_output: o.output_hash == t.output_hash,
         reverted,
@@ -163,7 +175,10 @@ mod tests {
         // Two rounds, twice as fast with a spread of 0.5%: apart on the log scale (t = 197).
         let (slow2, fast2) = (vec![10.0, 10.05], vec![5.0, 5.025]);
         assert!(settled_early(&[slow2.clone(), fast2.clone()]));
-        assert!(settled_early(&[fast2, slow2]));
+        assert!(settled_early(&[fast2.clone(), slow2.clone()]));
+        // ... and the look's answer says which is faster.
+        assert_eq!(quick_verdict(&[slow2.clone(), fast2.clone()]), Some(true));
+        assert_eq!(quick_verdict(&[fast2, slow2]), Some(false));
         // Twice as fast with a spread of 2%: not yet (t = 50).
         assert!(!settled_early(&[slow[..2].to_vec(), fast[..2].to_vec()]));
         // Apart either way at four rounds: settled (p = 0.029).

@@ -270,6 +270,10 @@ pub struct ProgramCheck {
     pub speedup: f64,
     /// Two-sided Mann-Whitney U p-value of the two samples.
     pub p_value: f64,
+    /// The rounds after which a quick look (Welch's t on log times, one-sided
+    /// p < 0.005) decided; None where Mann-Whitney's `p_value` did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quick_look: Option<usize>,
     /// Runs of each program.
     pub runs: usize,
     /// Both printed the same bytes (rounding may differ where the compiler fuses

@@ -104,9 +104,13 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
         }
     }
     let check_line = |what: &str, c: &tuner::report::ProgramCheck, verdict: &str| {
+        let test = match c.quick_look {
+            Some(n) => format!("Welch's t on log times after {n} rounds: p < 0.005"),
+            None => format!("p = {:.3}", c.p_value),
+        };
         format!(
-            "{what} ({} time, median of {}): original {:.3} ms, tuned {:.3} ms, {:.2}x (p = {:.3}){verdict}",
-            c.unit, c.runs, c.original_ms, c.tuned_ms, c.speedup, c.p_value,
+            "{what} ({} time, median of {}): original {:.3} ms, tuned {:.3} ms, {:.2}x ({test}){verdict}",
+            c.unit, c.runs, c.original_ms, c.tuned_ms, c.speedup,
         )
     };
     if let Some(c) = &r.check_with_teams {
