@@ -64,7 +64,12 @@ fn quick_verdict(samples: &[Vec<f64>]) -> Option<bool> {
 /// the statistic's absolute value (None for fewer than two runs, a time not above 0,
 /// or no spread at all).
 fn welch_on_logs(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
-    if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|&x| !(x > 0.0)) {
+    if a.len() < 2
+        || b.len() < 2
+        || a.iter()
+            .chain(b)
+            .any(|x| x.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater))
+    {
         return None;
     }
     let moments = |x: &[f64]| {
