@@ -167,13 +167,14 @@ fn build_train_embed_apply() {
         assert!(!c["verdict"].as_str().unwrap().is_empty(), "{c}");
         assert!(!c["why"].as_str().unwrap().is_empty(), "{c}");
     }
-    // With a recipe kept, the whole program was timed against the original (5 runs
-    // each, in rotation); a slower tuned program would have been given up.
+    // With a recipe kept, the whole program was timed against the original (at most 5
+    // runs each, in rotation, fewer where an early look decided); a slower tuned program
+    // would have been given up.
     let kept = n["chosen"]["steps"]
         .as_array()
         .is_some_and(|s| !s.is_empty());
     if let Some(c) = r["check"].as_object() {
-        assert_eq!(c["runs"].as_u64(), Some(5), "{c:?}");
+        assert!((2..=5).contains(&c["runs"].as_u64().unwrap()), "{c:?}");
         assert!(c["original_ms"].as_f64().unwrap() > 0.0, "{c:?}");
         assert!(c["tuned_ms"].as_f64().unwrap() > 0.0, "{c:?}");
         assert_eq!(c["reverted"].as_bool().unwrap(), !kept, "{c:?}");
