@@ -137,7 +137,8 @@ struct SearchArgs {
     /// Runs before timing (not counted).
     #[arg(long, value_name = "N", default_value_t = 1)]
     warmup: u32,
-    /// Timed runs per candidate.
+    /// Timed runs per candidate, at most (measured as `tune apply` measures: runs of
+    /// microseconds are repeated to 20 ms, runs of 0.25 s and more skip the warmup).
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
     /// Candidates compiled in parallel.
@@ -424,10 +425,7 @@ fn cmd_search(a: SearchArgs, program_args: Vec<String>) -> Result<i32, Error> {
         seed: a.seed,
         measuring: Measuring {
             toolchain: Toolchain::default(),
-            measure: Measure::default()
-                .warmup(a.warmup)
-                .repetitions(a.repetitions)
-                .counters(&[]),
+            measure: tuner::pipeline::adaptive_measure(a.warmup, a.repetitions),
             timeout: Duration::from_secs_f64(a.timeout),
             cache_root: a.program.cache_root(),
         },

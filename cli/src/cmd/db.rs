@@ -4,7 +4,6 @@ use clap::Subcommand;
 use embeddings::db::Database;
 use embeddings::embed::{Embedder, TARGET_NAMES};
 use profiling::build::Toolchain;
-use profiling::measure::Measure;
 use std::path::PathBuf;
 use std::time::Duration;
 use tuner::nest_bench::Measuring;
@@ -70,7 +69,9 @@ pub struct DbTransferArgs {
     /// Measure complete rows again.
     #[arg(long)]
     again: bool,
-    /// Timed repetitions per variant (many nests run for microseconds).
+    /// Timed repetitions per variant, at most: measured as `tune apply` measures (at
+    /// least 5, stopping once the median's interval is within ±2%; runs of microseconds
+    /// repeated to 20 ms).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
 }
@@ -113,10 +114,7 @@ impl SuiteArgs {
 fn measuring(repetitions: u32, cache_dir: &Option<PathBuf>) -> Measuring {
     Measuring {
         toolchain: Toolchain::default(),
-        measure: Measure::default()
-            .warmup(1)
-            .repetitions(repetitions)
-            .counters(&[]),
+        measure: tuner::pipeline::adaptive_measure(1, repetitions),
         timeout: Duration::from_secs(60),
         cache_root: cache_root(cache_dir),
     }
