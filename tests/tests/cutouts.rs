@@ -28,6 +28,25 @@ fn gemm_cutout(dir: &std::path::Path) -> Cutout {
     )
 }
 
+/// The original nest of `c` measured as `m` says (building under `dir`).
+fn measure_original(
+    c: &Cutout,
+    dir: &std::path::Path,
+    m: &Measure,
+) -> profiling::cutout::CutoutRun {
+    c.measure(
+        &Toolchain::default(),
+        &c.original(),
+        0,
+        m,
+        Duration::from_secs(10),
+        &dir.join("b"),
+        &dir.join("s"),
+    )
+    .unwrap()
+    .0
+}
+
 fn with_body_prefix(v: &Variant, name: &str, stmt: &str) -> Variant {
     let at = v.source.find("{\n").unwrap() + 2;
     let mut source = v.source.clone();
@@ -143,20 +162,7 @@ fn the_original_verifies_and_planted_failures_are_reported() {
 fn a_run_over_the_kill_bound_stops_the_repetitions_and_the_outputs_are_still_verified() {
     let dir = tempfile::tempdir().unwrap();
     let c = gemm_cutout(dir.path());
-    let tc = Toolchain::default();
-    let run = |m: &Measure| {
-        c.measure(
-            &tc,
-            &c.original(),
-            0,
-            m,
-            Duration::from_secs(10),
-            &dir.path().join("b"),
-            &dir.path().join("s"),
-        )
-        .unwrap()
-        .0
-    };
+    let run = |m: &Measure| measure_original(&c, dir.path(), m);
     // Any run exceeds a nanosecond: one timed run, then it stops.
     let m = Measure::default()
         .warmup(1)
@@ -182,20 +188,7 @@ fn a_run_over_the_kill_bound_stops_the_repetitions_and_the_outputs_are_still_ver
 fn long_runs_warm_themselves_and_clearly_slower_runs_stop_early() {
     let dir = tempfile::tempdir().unwrap();
     let c = gemm_cutout(dir.path());
-    let tc = Toolchain::default();
-    let run = |m: &Measure| {
-        c.measure(
-            &tc,
-            &c.original(),
-            0,
-            m,
-            Duration::from_secs(10),
-            &dir.path().join("b"),
-            &dir.path().join("s"),
-        )
-        .unwrap()
-        .0
-    };
+    let run = |m: &Measure| measure_original(&c, dir.path(), m);
     // Every run is long (a nanosecond or more): the first of three warmup runs is timed,
     // the other two are skipped, and an interval any spread meets stops it at three runs
     // (before the minimum of ten).

@@ -72,12 +72,11 @@ fn welch_on_logs(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
     {
         return None;
     }
+    // The mean logarithm and its squared standard error.
     let moments = |x: &[f64]| {
         let logs: Vec<f64> = x.iter().map(|v| v.ln()).collect();
-        let n = logs.len() as f64;
-        let mean = logs.iter().sum::<f64>() / n;
-        let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        (mean, var / n)
+        let s = profiling::measure::Stats::from_samples(&logs);
+        (s.mean, s.stddev * s.stddev / s.n as f64)
     };
     let ((ma, va), (mb, vb)) = (moments(a), moments(b));
     let se2 = va + vb;
