@@ -19,9 +19,8 @@ fn load_dataset(name: &str) -> ir::Program {
 }
 
 fn load_text(name: &str, text: &str) -> ir::Program {
-    let dir = std::env::temp_dir().join(format!("tune-refit-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.c"));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(format!("{name}.c"));
     std::fs::write(&path, text).unwrap();
     ir::load(&path.display().to_string(), &Default::default())
         .unwrap()

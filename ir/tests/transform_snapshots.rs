@@ -620,9 +620,8 @@ fn interchange_a_triangle_of_lu_into_row_updates() {
 fn interchange_a_triangle_is_refused_where_the_diagonal_statement_feeds_an_earlier_k() {
     // T(j) writes x[0], which every later j reads at k = 0 < j: moving T(j) to the
     // diagonal k = j would put that write after those reads.
-    let dir = std::env::temp_dir().join(format!("tune-triangle-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("tri.c");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tri.c");
     std::fs::write(
         &path,
         "void f(int n, double x[100]) {\n  int j, k;\n#pragma scop\n  for (int r = 0; r < 2; r++)\n    for (j = 0; j < n; j++) {\n      for (k = 0; k < j; k++)\n        x[j] += x[k];\n      x[0] = x[j];\n    }\n#pragma endscop\n}\n",

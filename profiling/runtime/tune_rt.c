@@ -364,6 +364,10 @@ void tune_rt_save_rows(const char *array, const char *tag, long version, int out
  * slower_than=B: stop once the Student t 95% interval of the mean of two or more timed
  * runs lies wholly above B seconds (the best median so far): the variant is clearly
  * slower, and the report says "killed".
+ * faster_than=B: stop once three or more timed runs were all shorter than B seconds (the
+ * lower end of the 95% interval of the best median so far): the variant is clearly
+ * faster, more runs would not change that, and the report says "faster". Like kill_after
+ * and slower_than it is meant for runs of milliseconds and more.
  * Before every repetition (warmup included) all loaded inputs are restored from their
  * pristine copies and, with flush>0, a buffer of that many bytes is written and read to
  * evict the caches -- both outside the timed region.
@@ -397,9 +401,9 @@ static struct {
   const char *data, *tag, *out, *report;
   long version;
   long warmup, reps, max_reps;
-  double target_ci, max_time, kill_after, short_total, long_run, slower_than;
+  double target_ci, max_time, kill_after, short_total, long_run, slower_than, faster_than;
   double sum; /* of the timed samples */
-  int killed;
+  int killed, faster;
   size_t flush_bytes;
   unsigned char *flush_buf;
   struct tune_co_buf bufs[TUNE_CO_MAX_BUFS];
@@ -495,6 +499,7 @@ void tune_co_init(int argc, char **argv)
   tune_co.short_total = atof(tune_co_arg(argc, argv, "short_total", "0"));
   tune_co.long_run = atof(tune_co_arg(argc, argv, "long_run", "0"));
   tune_co.slower_than = atof(tune_co_arg(argc, argv, "slower_than", "0"));
+  tune_co.faster_than = atof(tune_co_arg(argc, argv, "faster_than", "0"));
   tune_co.flush_bytes = (size_t)atol(tune_co_arg(argc, argv, "flush", "0"));
   if (tune_co.reps < 1)
     tune_co.reps = 1;
@@ -727,6 +732,16 @@ int tune_co_next(void)
         return 0;
       }
     }
+    if (n >= 3 && tune_co.faster_than > 0) {
+      double longest = 0;
+      for (long i = 0; i < n; i++)
+        if (tune_co.samples[i] > longest)
+          longest = tune_co.samples[i];
+      if (longest < tune_co.faster_than) {
+        tune_co.faster = 1;
+        return 0;
+      }
+    }
     if (n >= 3 && n < tune_co.reps && tune_co.target_ci > 0 && tune_co.long_run > 0 &&
         tune_co.sum / (double)n >= tune_co.long_run) {
       double half = 0, mean = tune_co_mean_ci(&half);
@@ -819,9 +834,9 @@ void tune_co_finish(void)
   FILE *f = fopen(tune_co.report, "w");
   if (!f)
     tune_co_die("cannot write report", tune_co.report);
-  fprintf(f, "{\"warmup\":%ld,\"flush_bytes\":%lu,\"first_s\":%.9e,\"killed\":%s,\"samples_s\":[",
+  fprintf(f, "{\"warmup\":%ld,\"flush_bytes\":%lu,\"first_s\":%.9e,\"killed\":%s,\"faster\":%s,\"samples_s\":[",
           tune_co.done_warmup, (unsigned long)tune_co.flush_bytes, tune_co.first,
-          tune_co.killed ? "true" : "false");
+          tune_co.killed ? "true" : "false", tune_co.faster ? "true" : "false");
   for (long i = 0; i < tune_co.nsamples; i++)
     fprintf(f, "%s%.9e", i ? "," : "", tune_co.samples[i]);
   fprintf(f, "],\"counters\":[");

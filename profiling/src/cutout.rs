@@ -123,6 +123,8 @@ struct CutoutReport {
     first_s: f64,
     #[serde(default)]
     killed: bool,
+    #[serde(default)]
+    faster: bool,
     samples_s: Vec<f64>,
     counters: Vec<CounterReading>,
 }
@@ -164,6 +166,10 @@ pub struct CutoutRun {
     /// variant is clearly slower than the best so far).
     #[serde(default)]
     pub killed: bool,
+    /// Repetitions stopped early the other way: three or more timed runs were all
+    /// shorter than `Measure::faster_than_s` (clearly faster than the best so far).
+    #[serde(default)]
+    pub faster: bool,
 }
 
 /// A nest with its saved data.
@@ -461,6 +467,7 @@ impl Cutout {
             wall_s: outcome.wall_seconds,
             first_s: 0.0,
             killed: false,
+            faster: false,
         };
         result.verdict = match outcome.exit {
             Exit::TimedOut => Verdict::TimedOut {
@@ -479,6 +486,7 @@ impl Cutout {
             result.warmup = report.warmup;
             result.first_s = report.first_s;
             result.killed = report.killed;
+            result.faster = report.faster;
             result.stats = Stats::from_samples(&report.samples_s);
             result.samples = report.samples_s;
             result.counters = report.counters;
@@ -562,6 +570,7 @@ impl Cutout {
                     wall_s: 0.0,
                     first_s: 0.0,
                     killed: false,
+                    faster: false,
                 },
                 None,
             )),

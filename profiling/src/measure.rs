@@ -46,6 +46,12 @@ pub struct Measure {
     /// clearly slower and is reported killed. `None` never stops on it.
     #[serde(default)]
     pub slower_than_s: Option<f64>,
+    /// Stop repeating once three or more timed runs were all shorter than this many
+    /// seconds (the lower end of the 95% interval of the best median so far): the
+    /// variant is clearly faster, and more runs would not change that. `None` never
+    /// stops on it.
+    #[serde(default)]
+    pub faster_than_s: Option<f64>,
 }
 
 /// Hardware and software events read by default where the kernel allows them.
@@ -76,6 +82,7 @@ impl Default for Measure {
             short_total_s: 0.0,
             long_run_s: 0.0,
             slower_than_s: None,
+            faster_than_s: None,
         }
     }
 }
@@ -108,6 +115,12 @@ impl Measure {
     /// Stop repeating once the mean of the timed runs is clearly above `seconds`.
     pub fn slower_than(mut self, seconds: f64) -> Self {
         self.slower_than_s = Some(seconds);
+        self
+    }
+
+    /// Stop repeating once three timed runs were all shorter than `seconds`.
+    pub fn faster_than(mut self, seconds: f64) -> Self {
+        self.faster_than_s = Some(seconds);
         self
     }
 
@@ -172,6 +185,9 @@ impl Measure {
         }
         if let Some(b) = self.slower_than_s {
             v.push(format!("slower_than={b}"));
+        }
+        if let Some(b) = self.faster_than_s {
+            v.push(format!("faster_than={b}"));
         }
         if !self.counters.is_empty() {
             v.push(format!("counters={}", self.counters.join(",")));

@@ -185,7 +185,7 @@ fn a_run_over_the_kill_bound_stops_the_repetitions_and_the_outputs_are_still_ver
 }
 
 #[test]
-fn long_runs_warm_themselves_and_clearly_slower_runs_stop_early() {
+fn long_runs_warm_themselves_and_clearly_slower_or_faster_runs_stop_early() {
     let dir = tempfile::tempdir().unwrap();
     let c = gemm_cutout(dir.path());
     let run = |m: &Measure| measure_original(&c, dir.path(), m);
@@ -229,6 +229,24 @@ fn long_runs_warm_themselves_and_clearly_slower_runs_stop_early() {
         .counters(&[])
         .slower_than(3600.0));
     assert!(!not.killed);
+    assert_eq!(not.samples.len(), 10);
+    // Clearly faster than a best whose interval starts at an hour: three runs, all
+    // below it, stop it before the ten, not killed, still verified.
+    let faster = run(&Measure::default()
+        .warmup(1)
+        .repetitions(10)
+        .counters(&[])
+        .faster_than(3600.0));
+    assert_eq!(faster.verdict, Verdict::Verified);
+    assert!(faster.faster && !faster.killed);
+    assert_eq!(faster.samples.len(), 3);
+    // Never below a picosecond: all ten.
+    let not = run(&Measure::default()
+        .warmup(1)
+        .repetitions(10)
+        .counters(&[])
+        .faster_than(1e-12));
+    assert!(!not.faster);
     assert_eq!(not.samples.len(), 10);
 }
 

@@ -53,6 +53,7 @@ use std::time::Duration;
 
 mod dense;
 mod order;
+mod priority;
 mod stencil;
 mod whole;
 
@@ -653,7 +654,7 @@ impl Pipeline {
         let nest = bench.nest;
         let builder = Timed::new(bench.builder());
         let runner = Timed::new(bench.runner());
-        let listed: Vec<Recipe> = picks.iter().flatten().cloned().collect();
+        let listed = priority::measurement_order(candidates, picks);
         let total = listed.len();
         let mut strategy = ListedStrategy::new(listed, proposer);
         let mut n = 0;
@@ -664,7 +665,7 @@ impl Pipeline {
             &mut strategy,
             &mut MemoryRecords::default(),
             &Budget {
-                kill: Some((crate::tune_loop::KILL_FACTOR, base.run.stats.median)),
+                kill: Some((crate::tune_loop::KILL_FACTOR, base.run.stats)),
                 time: time_left,
                 ..Budget::unlimited()
             },
@@ -914,6 +915,7 @@ fn record_trial(c: &mut Candidate, t: &Trial, base: &Stats) {
                 c.speedup = base.median / run.stats.median.max(1e-12);
                 c.stats = Some(run.stats);
                 c.killed = run.killed;
+                c.faster = run.faster;
             } else {
                 c.why = format!("not verified: {}", run.verdict.describe());
             }
@@ -950,10 +952,18 @@ fn judge(candidates: &mut [Candidate], base: &Timing, calls: u64) -> Option<usiz
                 crate::select::program_time(base.first, calls, base.stats.median) * 1e3
             ),
             Judgement::Faster => format!(
-                "verified, {:.2}x faster beyond the noise (95% interval of its median {}, baseline's {})",
+                "verified, {:.2}x faster beyond the noise (95% interval of its median {}, baseline's {}){}",
                 c.speedup,
                 interval(&t.stats),
-                interval(&base.stats)
+                interval(&base.stats),
+                if c.faster {
+                    format!(
+                        "; stopped after {} timed runs, all below the 95% interval of the best median so far",
+                        t.stats.n
+                    )
+                } else {
+                    String::new()
+                }
             ),
             Judgement::NotFaster if c.killed => format!(
                 "verified, but clearly slower ({:.2}x): stopped after {} timed run(s), slower than \

@@ -107,6 +107,10 @@ pub struct Candidate {
     /// timed run exceeded 1.5x it, or the 95% interval of the runs' mean lay above it.
     #[serde(default)]
     pub killed: bool,
+    /// Its repetitions stopped early the other way: three or more runs, all shorter than
+    /// the lower end of the best median's 95% interval so far.
+    #[serde(default)]
+    pub faster: bool,
     /// It is the nest's chosen recipe.
     pub kept: bool,
     /// Why it was kept or not (what `--explain` prints).
@@ -382,6 +386,7 @@ impl Candidate {
             speedup: 0.0,
             run_s: 0.0,
             killed: false,
+            faster: false,
             kept: false,
             why: String::new(),
         }

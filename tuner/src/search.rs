@@ -125,11 +125,19 @@ pub fn search(cfg: &SearchConfig) -> Result<Searched> {
                 Proposer::Baseline,
             )?;
         }
-        // The bound of early kills starts from the baseline's median.
+        // The bounds of early stops start from the baseline's statistics (none until
+        // a candidate verifies where the baseline did not).
         let baseline = mine
             .find(&Recipe::default())
             .filter(|m| m.verdict == Verdict::Verified)
-            .map_or(f64::INFINITY, |m| m.stats.median);
+            .map_or(
+                profiling::measure::Stats {
+                    median: f64::INFINITY,
+                    median_ci: (f64::INFINITY, f64::INFINITY),
+                    ..Default::default()
+                },
+                |m| m.stats,
+            );
         let mut strategy = cfg.strategy.build(nest_seed(cfg.seed, &nest.name));
         let trials = tune_nest(
             bench.target(),

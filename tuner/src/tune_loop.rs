@@ -14,7 +14,7 @@ use crate::target::Target;
 use crate::Result;
 use ir::transform::Recipe;
 use profiling::cutout::{CutoutRun, Verdict};
-use profiling::measure::Measure;
+use profiling::measure::{Measure, Stats};
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
@@ -27,10 +27,11 @@ pub struct Budget {
     pub time: Option<Duration>,
     /// Candidates built in parallel per batch.
     pub batch: usize,
-    /// `(factor, baseline median)`: a candidate's repetitions stop once one timed run
-    /// exceeds `factor` times the best median so far (the baseline's or a verified
-    /// candidate's); it is then clearly slower and counts as such.
-    pub kill: Option<(f64, f64)>,
+    /// `(factor, the baseline's statistics)`: a candidate's repetitions stop once one
+    /// timed run exceeds `factor` times the best median so far (the baseline's or a
+    /// verified candidate's), or once its runs are clearly slower or clearly faster
+    /// than that best (see [`Bounds`]).
+    pub kill: Option<(f64, Stats)>,
 }
 
 impl Budget {
@@ -148,8 +149,13 @@ pub fn tune_nest(
                 }
                 Built::Exe(exe) => {
                     on_run(&recipe);
-                    let bounded = kill_bound(budget, &*records)
-                        .map(|(s, best)| measure.clone().kill_after(s).slower_than(best));
+                    let bounded = kill_bound(budget, &*records).map(|b| {
+                        measure
+                            .clone()
+                            .kill_after(b.kill_after)
+                            .slower_than(b.best)
+                            .faster_than(b.faster_than)
+                    });
                     let run = runner.run(&exe, "candidate", bounded.as_ref().unwrap_or(measure))?;
                     records.add(Measured::of_run(&recipe, &run), strategy.proposer())?;
                     Trial::Ran {
@@ -173,19 +179,40 @@ pub const KILL_FACTOR: f64 = 1.5;
 /// a first slow run (an OpenMP team starting) says little.
 const KILL_MIN_S: f64 = 0.01;
 
-/// The time after which a candidate's run shows it clearly slower than the best so
-/// far (`Budget::kill`), and that best median: a candidate whose mean is clearly above
-/// it (its 95% interval wholly above) stops repeating too.
-fn kill_bound(budget: &Budget, records: &dyn Records) -> Option<(f64, f64)> {
+/// Where a candidate's repetitions stop early, from the best so far: the baseline, or
+/// the verified candidate with the lowest median.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bounds {
+    /// A timed run longer than this ([`KILL_FACTOR`] times the best median) shows the
+    /// candidate clearly slower.
+    pub kill_after: f64,
+    /// The best median: a candidate whose mean's 95% interval lies wholly above it is
+    /// clearly slower.
+    pub best: f64,
+    /// The lower end of the 95% interval of the best median: a candidate whose three
+    /// or more runs all lie below it is clearly faster, and more runs would not make it
+    /// less so (its own interval, min..max at three runs, is then below the best's).
+    pub faster_than: f64,
+}
+
+/// The bounds that stop a candidate early ([`Bounds`]); `None` where the best median
+/// is too short for early stops to pay (under [`KILL_MIN_S`] times the factor).
+fn kill_bound(budget: &Budget, records: &dyn Records) -> Option<Bounds> {
     let (factor, baseline) = budget.kill?;
     let best = records
         .candidates()
         .iter()
         .filter(|m| m.verdict == Verdict::Verified && m.stats.median > 0.0)
-        .map(|m| m.stats.median)
-        .fold(baseline, f64::min);
-    let bound = factor * best;
-    (bound.is_finite() && bound >= KILL_MIN_S).then_some((bound, best))
+        .map(|m| m.stats)
+        .fold(baseline, |a, b| if b.median < a.median { b } else { a });
+    let kill_after = factor * best.median;
+    (kill_after.is_finite() && kill_after >= KILL_MIN_S).then_some(Bounds {
+        kill_after,
+        best: best.median,
+        // Below the baseline's interval too, so that a candidate stopped this way
+        // beats the baseline (`select::beats`).
+        faster_than: best.median_ci.0.min(best.median).min(baseline.median_ci.0),
+    })
 }
 
 /// A batch of proposals.
@@ -232,37 +259,49 @@ mod tests {
     use ir::transform::Step;
     use profiling::measure::Stats;
 
-    fn measured(factor: u32, median: f64, verdict: Verdict) -> Measured {
+    fn measured(factor: u32, samples: &[f64], verdict: Verdict) -> Measured {
         Measured {
             recipe: Recipe {
                 steps: vec![Step::Unroll { at: 0, factor }],
             },
             verdict,
-            samples: vec![median],
-            stats: Stats::from_samples(&[median]),
+            samples: samples.to_vec(),
+            stats: Stats::from_samples(samples),
         }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-12
     }
 
     #[test]
     fn the_kill_bound_follows_the_best_verified_median() {
+        // The baseline: median 100 ms, its interval 90..110 ms (5 runs: min..max).
         let budget = Budget {
-            kill: Some((KILL_FACTOR, 0.1)),
+            kill: Some((
+                KILL_FACTOR,
+                Stats::from_samples(&[0.09, 0.095, 0.1, 0.105, 0.11]),
+            )),
             ..Budget::unlimited()
         };
         let mut records = MemoryRecords::default();
-        // Only the baseline so far: 1.5 x 100 ms.
-        let (bound, best) = kill_bound(&budget, &records).unwrap();
-        assert!((bound - 0.15).abs() < 1e-12, "{bound}");
-        assert!((best - 0.1).abs() < 1e-12, "{best}");
-        // A faster verified candidate lowers it; a faster wrong one does not.
+        // Only the baseline so far: killed over 1.5 x 100 ms, clearly faster under 90.
+        let b = kill_bound(&budget, &records).unwrap();
+        assert!(close(b.kill_after, 0.15), "{b:?}");
+        assert!(close(b.best, 0.1), "{b:?}");
+        assert!(close(b.faster_than, 0.09), "{b:?}");
+        // A faster verified candidate lowers them; a faster wrong one does not.
         records
-            .add(measured(2, 0.04, Verdict::Verified), Proposer::Transfer)
+            .add(
+                measured(2, &[0.035, 0.04, 0.045], Verdict::Verified),
+                Proposer::Transfer,
+            )
             .unwrap();
         records
             .add(
                 measured(
                     4,
-                    0.001,
+                    &[0.001],
                     Verdict::WrongResult {
                         array: "a".into(),
                         index: 0,
@@ -274,12 +313,28 @@ mod tests {
                 Proposer::Transfer,
             )
             .unwrap();
-        let (bound, best) = kill_bound(&budget, &records).unwrap();
-        assert!((bound - 0.06).abs() < 1e-12, "{bound}");
-        assert!((best - 0.04).abs() < 1e-12, "{best}");
+        let b = kill_bound(&budget, &records).unwrap();
+        assert!(close(b.kill_after, 0.06), "{b:?}");
+        assert!(close(b.best, 0.04), "{b:?}");
+        assert!(close(b.faster_than, 0.035), "{b:?}");
+        // A best whose interval reaches above the baseline's lower end: clearly faster
+        // stays below the baseline's interval too.
+        let wide = Budget {
+            kill: Some((KILL_FACTOR, Stats::from_samples(&[0.05, 0.1, 0.1]))),
+            ..Budget::unlimited()
+        };
+        let mut r = MemoryRecords::default();
+        r.add(
+            measured(3, &[0.06, 0.07, 0.09], Verdict::Verified),
+            Proposer::Transfer,
+        )
+        .unwrap();
+        let b = kill_bound(&wide, &r).unwrap();
+        assert!(close(b.best, 0.07), "{b:?}");
+        assert!(close(b.faster_than, 0.05), "{b:?}");
         // Bounds under 10 ms never stop a run.
         records
-            .add(measured(8, 0.005, Verdict::Verified), Proposer::Transfer)
+            .add(measured(8, &[0.005], Verdict::Verified), Proposer::Transfer)
             .unwrap();
         assert_eq!(kill_bound(&budget, &records), None);
         // Without a kill factor, nothing is stopped.

@@ -95,7 +95,7 @@ impl Pipeline {
             .into_iter()
             .map(|t| {
                 let from = Neighbour {
-                    program: "whole-nest stage".into(),
+                    program: t.source.into(),
                     nest: t.what,
                     distance: 0.0,
                     speedup_there: 0.0,
@@ -128,6 +128,9 @@ impl Pipeline {
         ))
     }
 }
+
+/// Where the whole nest's candidates that no rule made come from, in reports.
+const STAGE: &str = "whole-nest stage";
 
 /// What the candidate made of the nests' kept recipes is named in reports.
 const KEPT_PARTS: &str = "the nests' kept recipes";
@@ -169,6 +172,8 @@ const COUNT_LIMIT: u64 = 50_000_000;
 
 /// One recipe the stage measures on a whole nest.
 struct Try {
+    /// Where it comes from: the stage, or the rule that made it.
+    source: &'static str,
     /// What it is made of.
     what: String,
     recipe: Recipe,
@@ -211,15 +216,18 @@ fn whole_recipes(
         kept.iter().chain(&reductions).cloned().collect()
     };
     let mut tries: Vec<Try> = Vec::new();
-    let mut add = |what: &str, (recipe, left_out): (Recipe, Vec<String>)| {
-        if !recipe.steps.is_empty() && !tries.iter().any(|t| t.recipe == recipe) {
-            tries.push(Try {
-                what: what.to_string(),
-                recipe,
-                left_out,
-            });
-        }
-    };
+    let mut add_from =
+        |source: &'static str, what: &str, (recipe, left_out): (Recipe, Vec<String>)| {
+            if !recipe.steps.is_empty() && !tries.iter().any(|t| t.recipe == recipe) {
+                tries.push(Try {
+                    source,
+                    what: what.to_string(),
+                    recipe,
+                    left_out,
+                });
+            }
+        };
+    let mut add = |what: &str, made: (Recipe, Vec<String>)| add_from(STAGE, what, made);
     for (what, parts) in [
         (KEPT_PARTS, &kept),
         ("the nests' kept recipes, reductions vectorized", &both),
@@ -261,8 +269,8 @@ fn whole_recipes(
     // A band of the whole nest that accumulates a product (trmm's, whose row loop
     // carries a dependence and so is no nest of its own): its register tiles.
     // A time loop of sweeps over rows (a stencil's): its time tiles.
-    for (_, what, recipe) in super::rule_recipes(program, whole.region, root, machine) {
-        add(&what, (recipe, Vec::new()));
+    for (rule, what, recipe) in super::rule_recipes(program, whole.region, root, machine) {
+        add_from(rule, &what, (recipe, Vec::new()));
     }
     (!tries.is_empty()).then_some(tries)
 }

@@ -1,0 +1,93 @@
+//! The order in which a nest's candidates are measured: the likeliest fastest first.
+//!
+//! Every candidate is measured against the best median so far, and stops early once it
+//! is clearly slower (a run over 1.5x that best, or its mean's interval above it) or
+//! clearly faster (three runs below the best's interval): `tune_loop::Bounds`. The
+//! sooner the fastest candidate runs, the sooner the others stop. The order:
+//! 1. the rules' recipes (register tiles of products, time tiles of stencils, a loop
+//!    order of unit stride), which are built for the nest's own shape, and on the
+//!    dataset were the fastest candidate of most nests they applied to;
+//! 2. the neighbours' recipes, by the speedup they gave where they were found, highest
+//!    first.
+//!
+//! The order of equals is the list's (the ranker's order). The order changes what is
+//! measured when, not what is chosen: a candidate that stops early as slower could not
+//! have been the fastest.
+
+use crate::report::Candidate;
+use ir::transform::Recipe;
+
+/// The recipes of `picks` (one per candidate; `None`: passed over) in the order they
+/// are measured.
+pub(super) fn measurement_order(candidates: &[Candidate], picks: &[Option<Recipe>]) -> Vec<Recipe> {
+    let mut listed: Vec<(usize, &Candidate, &Recipe)> = candidates
+        .iter()
+        .zip(picks)
+        .enumerate()
+        .filter_map(|(i, (c, p))| Some((i, c, p.as_ref()?)))
+        .collect();
+    listed.sort_by(|a, b| {
+        let rule = |c: &Candidate| !is_rule(c);
+        rule(a.1)
+            .cmp(&rule(b.1))
+            .then(b.1.from.speedup_there.total_cmp(&a.1.from.speedup_there))
+            .then(a.0.cmp(&b.0))
+    });
+    listed.into_iter().map(|(_, _, r)| r.clone()).collect()
+}
+
+/// A rule's candidate: its source is a rule (`register-tile rule`, `time-tile rule`,
+/// `loop-order rule`), not a database entry.
+pub(super) fn is_rule(c: &Candidate) -> bool {
+    c.from.program.ends_with(" rule")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Neighbour;
+    use ir::transform::Step;
+
+    fn candidate(program: &str, speedup_there: f64, factor: u32) -> (Candidate, Option<Recipe>) {
+        let recipe = Recipe {
+            steps: vec![Step::Unroll { at: 0, factor }],
+        };
+        let from = Neighbour {
+            program: program.into(),
+            nest: "nest0".into(),
+            distance: 0.1,
+            speedup_there,
+        };
+        (
+            Candidate::unmeasured(from, recipe.clone(), Vec::new()),
+            Some(recipe),
+        )
+    }
+
+    #[test]
+    fn rules_first_then_neighbours_by_their_speedup_there() {
+        let (mut cs, mut picks): (Vec<_>, Vec<_>) = [
+            candidate("gemm", 1.2, 2),
+            candidate("2mm", 4.0, 3),
+            candidate("syrk", 1.2, 4),
+            candidate("time-tile rule", 0.0, 5),
+            candidate("register-tile rule", 0.0, 6),
+        ]
+        .into_iter()
+        .unzip();
+        // A neighbour passed over (the same recipe as another) is not measured.
+        let (c, _) = candidate("atax", 9.0, 7);
+        cs.push(c);
+        picks.push(None);
+        let factors: Vec<u32> = measurement_order(&cs, &picks)
+            .iter()
+            .map(|r| match r.steps[0] {
+                Step::Unroll { factor, .. } => factor,
+                _ => unreachable!(),
+            })
+            .collect();
+        // Rules in their order, then 4.0x, then the two 1.2x in the list's order.
+        assert_eq!(factors, vec![5, 6, 3, 2, 4]);
+        assert!(is_rule(&cs[3]) && !is_rule(&cs[0]));
+    }
+}
