@@ -355,6 +355,8 @@ void tune_rt_save_rows(const char *array, const char *tag, long version, int out
  * seconds are repeated until S seconds of them were timed (at most TUNE_CO_MAX_SAMPLES),
  * unless the interval is tight first: a nest of microseconds gets thousands of runs in
  * one process, each still on restored inputs. The interval is checked every n/16 runs.
+ * They stop sooner where their wall time, restores included, would pass
+ * TUNE_CO_SHORT_WALL x S (1 s for S = 20 ms), though never below max_reps.
  * long_run=S (with target_ci): runs of S seconds and more are long. A long warmup run
  * warms itself: it becomes the first timed run and the rest of the warmup is skipped
  * (without counters, whose first run it did not count). Long runs may stop from the
@@ -379,6 +381,10 @@ void tune_rt_save_rows(const char *array, const char *tag, long version, int out
 
 #define TUNE_CO_MAX_BUFS 256
 #define TUNE_CO_MAX_SAMPLES 100000
+/* Short runs stop once their wall time (restores of the inputs included) would pass this
+ * many times short_total: a nest of microseconds over a large array restores all of it
+ * before every run, and ten thousand restores of 32 MB take seconds. */
+#define TUNE_CO_SHORT_WALL 50.0
 #define TUNE_CO_MAX_COUNTERS 16
 
 struct tune_co_buf {
@@ -709,11 +715,16 @@ int tune_co_next(void)
   if (tune_co.done_warmup >= tune_co.warmup) {
     long n = tune_co.nsamples;
     long cap = tune_co.max_reps;
-    /* Short runs: as many as time short_total seconds in all. */
+    /* Short runs: as many as time short_total seconds in all, and as many as fit in
+     * TUNE_CO_SHORT_WALL times that of wall time, restores included. */
     if (tune_co.target_ci > 0 && tune_co.short_total > 0 && n > 0) {
       double mean = tune_co.sum / (double)n;
       if (mean > 0 && mean * (double)cap < tune_co.short_total) {
         double want = tune_co.short_total / mean;
+        double wall = (tune_rt_now() - tune_co.t_begin) / (double)tune_co.runs;
+        double afford = wall > 0 ? TUNE_CO_SHORT_WALL * tune_co.short_total / wall : want;
+        if (afford < want)
+          want = afford;
         cap = want >= (double)TUNE_CO_MAX_SAMPLES ? TUNE_CO_MAX_SAMPLES : (long)want;
         if (cap < tune_co.max_reps)
           cap = tune_co.max_reps;

@@ -32,7 +32,8 @@ pub struct Measure {
     pub kill_after_s: Option<f64>,
     /// Adaptive only: runs so short that `max_repetitions` of them time less than this
     /// many seconds are repeated until they do (up to 100,000 runs, each on restored
-    /// inputs), unless the interval is tight first. 0: off.
+    /// inputs, and no more than fit in 50 times this many seconds of wall time, the
+    /// restores included), unless the interval is tight first. 0: off.
     #[serde(default)]
     pub short_total_s: f64,
     /// Adaptive only: runs of this many seconds and more are long (0: off). A long

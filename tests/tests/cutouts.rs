@@ -297,7 +297,7 @@ fn adaptive_measurement_stops_between_its_bounds() {
 }
 
 #[test]
-fn short_runs_are_repeated_until_enough_of_them_were_timed() {
+fn short_runs_are_repeated_until_enough_of_them_were_timed_within_a_wall_time() {
     // gemm at MINI runs in microseconds: with an unreachable interval, twelve runs at
     // most would time a few dozen microseconds; asked for 5 ms of runs, it takes as
     // many as that needs, each on restored inputs, and still verifies.
@@ -340,4 +340,22 @@ fn short_runs_are_repeated_until_enough_of_them_were_timed() {
         run.samples.len()
     );
     assert!(timed < 0.05, "{timed} s");
+    // Where every run first flushes 64 MiB (milliseconds outside the timed region, as a
+    // restore of a large array is), the runs stop once their wall time would pass
+    // 50 x 5 ms: a few dozen, not the thousands that 5 ms of timed runs would take,
+    // and never fewer than the twelve.
+    let (flushed, _) = c
+        .measure(
+            &tc,
+            &c.original(),
+            0,
+            &m.clone().flush(true).flush_bytes(64 << 20),
+            Duration::from_secs(30),
+            &dir.path().join("b"),
+            &dir.path().join("s"),
+        )
+        .unwrap();
+    assert_eq!(flushed.verdict, Verdict::Verified);
+    let n = flushed.samples.len();
+    assert!((12..200).contains(&n), "{n} runs in {} s", flushed.wall_s);
 }
