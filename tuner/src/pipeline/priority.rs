@@ -27,9 +27,10 @@ pub(super) fn measurement_order(candidates: &[Candidate], picks: &[Option<Recipe
         .filter_map(|(i, (c, p))| Some((i, c, p.as_ref()?)))
         .collect();
     listed.sort_by(|a, b| {
-        let rule = |c: &Candidate| !is_rule(c);
-        rule(a.1)
-            .cmp(&rule(b.1))
+        // `false` (a rule) sorts first.
+        let neighbour = |c: &Candidate| !is_rule(c);
+        neighbour(a.1)
+            .cmp(&neighbour(b.1))
             .then(b.1.from.speedup_there.total_cmp(&a.1.from.speedup_there))
             .then(a.0.cmp(&b.0))
     });
