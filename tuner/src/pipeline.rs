@@ -675,6 +675,17 @@ impl Pipeline {
                 self.say(ctx.name, &format!("{}: candidate {n}/{total}", nest.name));
             },
         )?;
+        let mut trials = trials;
+        // Two close winners, one of them stopped early: measured again in full, so that
+        // the choice between them rests on like samples (`priority::close_winners`).
+        for i in priority::close_winners(&trials, &base.run.stats) {
+            if let Trial::Ran { exe, run, .. } = &mut trials[i] {
+                let again = runner.run(exe, "candidate", &self.measure)?;
+                if again.verdict == Verdict::Verified {
+                    **run = again;
+                }
+            }
+        }
         let measured = 1 + trials
             .iter()
             .filter(|t| matches!(t, Trial::Ran { .. }))

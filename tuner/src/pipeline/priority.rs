@@ -15,7 +15,10 @@
 //! have been the fastest.
 
 use crate::report::Candidate;
+use crate::tune_loop::Trial;
 use ir::transform::Recipe;
+use profiling::cutout::{CutoutRun, Verdict};
+use profiling::measure::Stats;
 
 /// The recipes of `picks` (one per candidate; `None`: passed over) in the order they
 /// are measured.
@@ -35,6 +38,37 @@ pub(super) fn measurement_order(candidates: &[Candidate], picks: &[Option<Recipe
             .then(a.0.cmp(&b.0))
     });
     listed.into_iter().map(|(_, _, r)| r.clone()).collect()
+}
+
+/// Two winners closer than this (ratio of medians) are told apart on like samples.
+pub(super) const CLOSE: f64 = 1.1;
+
+/// The trials to measure again in full before the choice: where the two fastest verified
+/// candidates that beat the baseline lie within [`CLOSE`] of each other and one of them
+/// stopped early as clearly faster, that one. Its three runs settled that it beats the
+/// baseline, not which of two close winners is the faster.
+pub(super) fn close_winners(trials: &[Trial], base: &Stats) -> Vec<usize> {
+    let mut winners: Vec<(usize, &CutoutRun)> = trials
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| match t {
+            Trial::Ran { run, .. }
+                if run.verdict == Verdict::Verified && crate::select::beats(base, &run.stats) =>
+            {
+                Some((i, &**run))
+            }
+            _ => None,
+        })
+        .collect();
+    winners.sort_by(|a, b| a.1.stats.median.total_cmp(&b.1.stats.median));
+    match winners.as_slice() {
+        [(i, a), (j, b), ..] if b.stats.median < CLOSE * a.stats.median => [(*i, a), (*j, b)]
+            .into_iter()
+            .filter(|(_, r)| r.faster)
+            .map(|(k, _)| k)
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// A rule's candidate: its source is a rule (`register-tile rule`, `time-tile rule`,
@@ -90,5 +124,52 @@ mod tests {
         // Rules in their order, then 4.0x, then the two 1.2x in the list's order.
         assert_eq!(factors, vec![5, 6, 3, 2, 4]);
         assert!(is_rule(&cs[3]) && !is_rule(&cs[0]));
+    }
+
+    fn ran(samples: &[f64], faster: bool) -> Trial {
+        Trial::Ran {
+            recipe: Recipe::default(),
+            exe: "x".into(),
+            run: Box::new(CutoutRun {
+                nest: "nest0".into(),
+                variant: "v".into(),
+                version: 0,
+                verdict: Verdict::Verified,
+                warmup: 0,
+                samples: samples.to_vec(),
+                stats: Stats::from_samples(samples),
+                counters: Vec::new(),
+                wall_s: 0.0,
+                first_s: 0.0,
+                killed: false,
+                faster,
+            }),
+        }
+    }
+
+    #[test]
+    fn close_winners_stopped_early_are_measured_again() {
+        let base = Stats::from_samples(&[1.0, 1.0, 1.1, 1.2, 1.2]);
+        // 0.60 (three runs, stopped faster) and 0.58 (ten runs): within 10%, the first
+        // is measured again. A candidate not beating the baseline does not count.
+        let t = [
+            ran(&[0.58, 0.6, 0.62], true),
+            ran(&[0.57, 0.58, 0.59, 0.58, 0.58], false),
+            ran(&[0.9, 1.3, 1.0], false),
+        ];
+        assert_eq!(close_winners(&t, &base), vec![0]);
+        // Far apart (0.3 against 0.58): the choice is clear.
+        let t = [
+            ran(&[0.29, 0.3, 0.31], true),
+            ran(&[0.57, 0.58, 0.59, 0.58, 0.58], false),
+        ];
+        assert!(close_winners(&t, &base).is_empty());
+        // Close, neither stopped early: nothing to do; one winner alone: nothing either.
+        let t = [
+            ran(&[0.58, 0.6, 0.62, 0.6, 0.6], false),
+            ran(&[0.57, 0.58, 0.59, 0.58, 0.58], false),
+        ];
+        assert!(close_winners(&t, &base).is_empty());
+        assert!(close_winners(&t[..1], &base).is_empty());
     }
 }
