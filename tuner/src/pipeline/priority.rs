@@ -12,7 +12,10 @@
 //!
 //! The order of equals is the list's (the ranker's order). The order changes what is
 //! measured when, not what is chosen: a candidate that stops early as slower could not
-//! have been the fastest.
+//! have been the fastest. A candidate that stops early as faster has settled that it
+//! beats the baseline, not which of two close winners is the faster: where the two
+//! fastest lie within [`CLOSE`] of each other, the one stopped early is measured again in
+//! full ([`close_winners`]).
 
 use crate::report::Candidate;
 use crate::tune_loop::Trial;
