@@ -207,14 +207,12 @@ fn long_runs_warm_themselves_and_clearly_slower_or_faster_runs_stop_early() {
     let short = run(&m.clone().long_runs(3600.0));
     assert_eq!(short.warmup, 3);
     assert_eq!(short.samples.len(), 10);
+    // Ten timed runs after one warmup run, unless an early stop ends them.
+    let ten = || Measure::default().warmup(1).repetitions(10).counters(&[]);
     // Clearly slower than a best of a picosecond: from two timed runs on, the interval
     // of their mean lies above it once the spread allows (at two runs the t quantile is
     // 12.7), and the runs stop before the ten; the outputs are still verified.
-    let slower = run(&Measure::default()
-        .warmup(1)
-        .repetitions(10)
-        .counters(&[])
-        .slower_than(1e-12));
+    let slower = run(&ten().slower_than(1e-12));
     assert_eq!(slower.verdict, Verdict::Verified);
     assert!(slower.killed);
     assert!(
@@ -223,29 +221,17 @@ fn long_runs_warm_themselves_and_clearly_slower_or_faster_runs_stop_early() {
         slower.samples
     );
     // Never above an hour: all ten.
-    let not = run(&Measure::default()
-        .warmup(1)
-        .repetitions(10)
-        .counters(&[])
-        .slower_than(3600.0));
+    let not = run(&ten().slower_than(3600.0));
     assert!(!not.killed);
     assert_eq!(not.samples.len(), 10);
     // Clearly faster than a best whose interval starts at an hour: three runs, all
     // below it, stop it before the ten, not killed, still verified.
-    let faster = run(&Measure::default()
-        .warmup(1)
-        .repetitions(10)
-        .counters(&[])
-        .faster_than(3600.0));
+    let faster = run(&ten().faster_than(3600.0));
     assert_eq!(faster.verdict, Verdict::Verified);
     assert!(faster.faster && !faster.killed);
     assert_eq!(faster.samples.len(), 3);
     // Never below a picosecond: all ten.
-    let not = run(&Measure::default()
-        .warmup(1)
-        .repetitions(10)
-        .counters(&[])
-        .faster_than(1e-12));
+    let not = run(&ten().faster_than(1e-12));
     assert!(!not.faster);
     assert_eq!(not.samples.len(), 10);
 }

@@ -658,7 +658,7 @@ impl Pipeline {
         let total = listed.len();
         let mut strategy = ListedStrategy::new(listed, proposer);
         let mut n = 0;
-        let trials = tune_nest(
+        let mut trials = tune_nest(
             bench.target(),
             &builder,
             &runner,
@@ -675,7 +675,6 @@ impl Pipeline {
                 self.say(ctx.name, &format!("{}: candidate {n}/{total}", nest.name));
             },
         )?;
-        let mut trials = trials;
         // Two close winners, one of them stopped early: measured again in full, so that
         // the choice between them rests on like samples (`priority::close_winners`).
         for i in priority::close_winners(&trials, &base.run.stats) {
