@@ -366,6 +366,12 @@ void tune_rt_save_rows(const char *array, const char *tag, long version, int out
  * slower_than=B: stop once the Student t 95% interval of the mean of two or more timed
  * runs lies wholly above B seconds (the best median so far): the variant is clearly
  * slower, and the report says "killed".
+ * long_reps=N (with long_run): long runs stop after N timed runs. A baseline's interval of
+ * the median is its min..max until its eighth run: runs four to seven widen it and settle
+ * nothing (three long runs against three are apart with p = 0.05 one-sided).
+ * beat=X (with long_run): long runs stop after three timed runs not all shorter than X
+ * seconds (the lower end of the baseline's interval): their median's interval, min..max
+ * until the eighth run, cannot then fall below X, and the report says "futile".
  * faster_than=B: stop once three or more timed runs were all shorter than B seconds (the
  * lower end of the 95% interval of the best median so far): the variant is clearly
  * faster, more runs would not change that, and the report says "faster". Like kill_after
@@ -407,9 +413,10 @@ static struct {
   const char *data, *tag, *out, *report;
   long version;
   long warmup, reps, max_reps;
-  double target_ci, max_time, kill_after, short_total, long_run, slower_than, faster_than;
+  double target_ci, max_time, kill_after, short_total, long_run, slower_than, faster_than, beat;
+  long long_reps;
   double sum; /* of the timed samples */
-  int killed, faster;
+  int killed, faster, futile;
   size_t flush_bytes;
   unsigned char *flush_buf;
   struct tune_co_buf bufs[TUNE_CO_MAX_BUFS];
@@ -506,6 +513,8 @@ void tune_co_init(int argc, char **argv)
   tune_co.long_run = atof(tune_co_arg(argc, argv, "long_run", "0"));
   tune_co.slower_than = atof(tune_co_arg(argc, argv, "slower_than", "0"));
   tune_co.faster_than = atof(tune_co_arg(argc, argv, "faster_than", "0"));
+  tune_co.beat = atof(tune_co_arg(argc, argv, "beat", "0"));
+  tune_co.long_reps = atol(tune_co_arg(argc, argv, "long_reps", "0"));
   tune_co.flush_bytes = (size_t)atol(tune_co_arg(argc, argv, "flush", "0"));
   if (tune_co.reps < 1)
     tune_co.reps = 1;
@@ -753,6 +762,19 @@ int tune_co_next(void)
         return 0;
       }
     }
+    int long_runs = n > 0 && tune_co.long_run > 0 && tune_co.sum / (double)n >= tune_co.long_run;
+    if (long_runs && tune_co.long_reps > 0 && n >= tune_co.long_reps)
+      return 0;
+    if (long_runs && n == 3 && tune_co.beat > 0) {
+      double longest = 0;
+      for (long i = 0; i < n; i++)
+        if (tune_co.samples[i] > longest)
+          longest = tune_co.samples[i];
+      if (longest >= tune_co.beat) {
+        tune_co.futile = 1;
+        return 0;
+      }
+    }
     if (n >= 3 && n < tune_co.reps && tune_co.target_ci > 0 && tune_co.long_run > 0 &&
         tune_co.sum / (double)n >= tune_co.long_run) {
       double half = 0, mean = tune_co_mean_ci(&half);
@@ -845,9 +867,10 @@ void tune_co_finish(void)
   FILE *f = fopen(tune_co.report, "w");
   if (!f)
     tune_co_die("cannot write report", tune_co.report);
-  fprintf(f, "{\"warmup\":%ld,\"flush_bytes\":%lu,\"first_s\":%.9e,\"killed\":%s,\"faster\":%s,\"samples_s\":[",
+  fprintf(f, "{\"warmup\":%ld,\"flush_bytes\":%lu,\"first_s\":%.9e,\"killed\":%s,\"faster\":%s,\"futile\":%s,\"samples_s\":[",
           tune_co.done_warmup, (unsigned long)tune_co.flush_bytes, tune_co.first,
-          tune_co.killed ? "true" : "false", tune_co.faster ? "true" : "false");
+          tune_co.killed ? "true" : "false", tune_co.faster ? "true" : "false",
+          tune_co.futile ? "true" : "false");
   for (long i = 0; i < tune_co.nsamples; i++)
     fprintf(f, "%s%.9e", i ? "," : "", tune_co.samples[i]);
   fprintf(f, "],\"counters\":[");

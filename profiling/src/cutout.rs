@@ -125,6 +125,8 @@ struct CutoutReport {
     killed: bool,
     #[serde(default)]
     faster: bool,
+    #[serde(default)]
+    futile: bool,
     samples_s: Vec<f64>,
     counters: Vec<CounterReading>,
 }
@@ -170,6 +172,11 @@ pub struct CutoutRun {
     /// shorter than `Measure::faster_than_s` (clearly faster than the best so far).
     #[serde(default)]
     pub faster: bool,
+    /// A long run stopped after three timed runs not all below `Measure::beat_s` (the
+    /// lower end of the baseline's interval): it cannot beat the baseline beyond the
+    /// noise before its eighth run.
+    #[serde(default)]
+    pub futile: bool,
 }
 
 /// A nest with its saved data.
@@ -468,6 +475,7 @@ impl Cutout {
             first_s: 0.0,
             killed: false,
             faster: false,
+            futile: false,
         };
         result.verdict = match outcome.exit {
             Exit::TimedOut => Verdict::TimedOut {
@@ -487,6 +495,7 @@ impl Cutout {
             result.first_s = report.first_s;
             result.killed = report.killed;
             result.faster = report.faster;
+            result.futile = report.futile;
             result.stats = Stats::from_samples(&report.samples_s);
             result.samples = report.samples_s;
             result.counters = report.counters;
@@ -571,6 +580,7 @@ impl Cutout {
                     first_s: 0.0,
                     killed: false,
                     faster: false,
+                    futile: false,
                 },
                 None,
             )),

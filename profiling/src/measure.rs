@@ -53,6 +53,16 @@ pub struct Measure {
     /// stops on it.
     #[serde(default)]
     pub faster_than_s: Option<f64>,
+    /// Long runs stop after this many timed runs (a baseline: its interval of the
+    /// median is its min..max until the eighth run, so runs four to seven settle
+    /// nothing). `None`: the long-run rule alone.
+    #[serde(default)]
+    pub long_reps: Option<u32>,
+    /// Long runs stop after three timed runs not all shorter than this many seconds
+    /// (the lower end of the baseline's interval): their median's interval cannot then
+    /// fall below it before the eighth run, and the run is reported futile.
+    #[serde(default)]
+    pub beat_s: Option<f64>,
 }
 
 /// Hardware and software events read by default where the kernel allows them.
@@ -84,6 +94,8 @@ impl Default for Measure {
             long_run_s: 0.0,
             slower_than_s: None,
             faster_than_s: None,
+            long_reps: None,
+            beat_s: None,
         }
     }
 }
@@ -122,6 +134,19 @@ impl Measure {
     /// Stop repeating once three timed runs were all shorter than `seconds`.
     pub fn faster_than(mut self, seconds: f64) -> Self {
         self.faster_than_s = Some(seconds);
+        self
+    }
+
+    /// Long runs stop after `n` timed runs (see [`Measure::long_reps`]).
+    pub fn long_reps(mut self, n: u32) -> Self {
+        self.long_reps = Some(n.max(1));
+        self
+    }
+
+    /// Long runs stop after three timed runs not all shorter than `seconds` (see
+    /// [`Measure::beat_s`]).
+    pub fn beat(mut self, seconds: f64) -> Self {
+        self.beat_s = Some(seconds);
         self
     }
 
@@ -176,6 +201,12 @@ impl Measure {
             }
             if self.long_run_s > 0.0 {
                 v.push(format!("long_run={}", self.long_run_s));
+                if let Some(n) = self.long_reps {
+                    v.push(format!("long_reps={n}"));
+                }
+                if let Some(b) = self.beat_s {
+                    v.push(format!("beat={b}"));
+                }
             }
         }
         if self.flush {

@@ -237,6 +237,43 @@ fn long_runs_warm_themselves_and_clearly_slower_or_faster_runs_stop_early() {
 }
 
 #[test]
+fn a_baselines_long_runs_stop_at_three_and_a_candidate_that_cannot_beat_it_stops_futile() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = gemm_cutout(dir.path());
+    let run = |m: &Measure| measure_original(&c, dir.path(), m);
+    // Every run is long (a nanosecond or more), and the target of the interval is out of
+    // reach: without a stop of its own a long run goes on to the ten.
+    let long = || {
+        Measure::default()
+            .warmup(1)
+            .repetitions(10)
+            .adaptive(1e-12, 10)
+            .long_runs(1e-9)
+            .counters(&[])
+    };
+    assert_eq!(run(&long()).samples.len(), 10);
+    // A baseline's long runs stop after three.
+    let base = run(&long().long_reps(3));
+    assert_eq!(base.verdict, Verdict::Verified);
+    assert_eq!(base.samples.len(), 3);
+    assert!(!base.killed && !base.faster && !base.futile);
+    // A candidate whose three runs are not all below a baseline interval starting at a
+    // picosecond cannot beat it: futile after three, verified, not killed.
+    let futile = run(&long().beat(1e-12));
+    assert_eq!(futile.verdict, Verdict::Verified);
+    assert!(futile.futile && !futile.killed);
+    assert_eq!(futile.samples.len(), 3);
+    // All below an hour: it goes on.
+    let on = run(&long().beat(3600.0));
+    assert!(!on.futile);
+    assert_eq!(on.samples.len(), 10);
+    // Runs not long (an hour): neither stop applies.
+    let short = run(&long().long_runs(3600.0).long_reps(3).beat(1e-12));
+    assert!(!short.futile);
+    assert_eq!(short.samples.len(), 10);
+}
+
+#[test]
 fn adaptive_measurement_stops_between_its_bounds() {
     let dir = tempfile::tempdir().unwrap();
     let c = gemm_cutout(dir.path());

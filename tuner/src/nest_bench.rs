@@ -103,7 +103,9 @@ impl<'a> NestBench<'a> {
             &m.toolchain,
             &self.cutout.original(),
             self.cutout.version,
-            &m.measure,
+            &m.measure
+                .clone()
+                .long_reps(crate::tune_loop::BASELINE_LONG_REPS),
             m.timeout,
             &self.builds,
             &self.scratch,

@@ -588,7 +588,14 @@ impl Pipeline {
                 )))
             }
         };
-        let run = runner.run(&exe, "original", &self.measure)?;
+        let run = runner.run(
+            &exe,
+            "original",
+            &self
+                .measure
+                .clone()
+                .long_reps(crate::tune_loop::BASELINE_LONG_REPS),
+        )?;
         // Pointers read as arrays are saved apart: where they overlap in the program,
         // the cutout, on separate copies, computes something else.
         let pointer = |a: &String| program.array(a).is_some_and(|x| x.pointer());
@@ -667,6 +674,9 @@ impl Pipeline {
             &Budget {
                 kill: Some((crate::tune_loop::KILL_FACTOR, base.run.stats)),
                 time: time_left,
+                // Built all at once, in parallel, before the first is measured: no
+                // build runs beside a measurement.
+                batch: total.max(1),
                 ..Budget::unlimited()
             },
             &self.measure,
@@ -926,6 +936,7 @@ fn record_trial(c: &mut Candidate, t: &Trial, base: &Stats) {
                 c.stats = Some(run.stats);
                 c.killed = run.killed;
                 c.faster = run.faster;
+                c.futile = run.futile;
             } else {
                 c.why = format!("not verified: {}", run.verdict.describe());
             }
@@ -981,6 +992,13 @@ fn judge(candidates: &mut [Candidate], base: &Timing, calls: u64) -> Option<usiz
                 c.speedup,
                 t.stats.n,
                 crate::tune_loop::KILL_FACTOR
+            ),
+            Judgement::NotFaster if c.futile => format!(
+                "verified, but not faster beyond the noise ({:.2}x): stopped after 3 timed runs, \
+                 not all below the baseline's interval ({}), which the interval of a long run's \
+                 median (its min..max until the eighth run) cannot then pass",
+                c.speedup,
+                interval(&base.stats)
             ),
             Judgement::NotFaster => format!(
                 "verified, but not faster beyond the noise ({:.2}x; 95% interval of its median {} vs the baseline's {})",

@@ -111,6 +111,10 @@ pub struct Candidate {
     /// the lower end of the best median's 95% interval so far.
     #[serde(default)]
     pub faster: bool,
+    /// Its long runs stopped after three, not all below the baseline's interval: it
+    /// could not beat the baseline beyond the noise before its eighth run.
+    #[serde(default)]
+    pub futile: bool,
     /// It is the nest's chosen recipe.
     pub kept: bool,
     /// Why it was kept or not (what `--explain` prints).
@@ -387,6 +391,7 @@ impl Candidate {
             run_s: 0.0,
             killed: false,
             faster: false,
+            futile: false,
             kept: false,
             why: String::new(),
         }

@@ -150,11 +150,15 @@ pub fn tune_nest(
                 Built::Exe(exe) => {
                     on_run(&recipe);
                     let bounded = kill_bound(budget, &*records).map(|b| {
-                        measure
+                        let m = measure
                             .clone()
                             .kill_after(b.kill_after)
                             .slower_than(b.best)
-                            .faster_than(b.faster_than)
+                            .faster_than(b.faster_than);
+                        match b.beat {
+                            Some(x) => m.beat(x),
+                            None => m,
+                        }
                     });
                     let run = runner.run(&exe, "candidate", bounded.as_ref().unwrap_or(measure))?;
                     records.add(Measured::of_run(&recipe, &run), strategy.proposer())?;
@@ -170,6 +174,12 @@ pub fn tune_nest(
     }
     Ok(trials)
 }
+
+/// A baseline's long runs stop after this many timed runs: its median's interval is its
+/// min..max until the eighth run, so runs four to seven would only widen it, and three
+/// long runs of a candidate all below three of the baseline are apart with p = 0.05
+/// (one-sided rank test).
+pub const BASELINE_LONG_REPS: u32 = 3;
 
 /// A candidate whose timed run exceeds this many times the best median so far stops
 /// repeating: it is clearly slower.
@@ -193,6 +203,9 @@ pub struct Bounds {
     /// or more runs all lie below it is clearly faster, and more runs would not make it
     /// less so (its own interval, min..max at three runs, is then below the best's).
     pub faster_than: f64,
+    /// The lower end of the baseline's interval (where it has one): a long candidate
+    /// whose three runs are not all below it stops as futile (`Measure::beat_s`).
+    pub beat: Option<f64>,
 }
 
 /// The bounds that stop a candidate early ([`Bounds`]); `None` where the best median
@@ -212,6 +225,7 @@ fn kill_bound(budget: &Budget, records: &dyn Records) -> Option<Bounds> {
         // Below the baseline's interval too, so that a candidate stopped this way
         // beats the baseline (`select::beats`).
         faster_than: best.median_ci.0.min(best.median).min(baseline.median_ci.0),
+        beat: Some(baseline.median_ci.0).filter(|x| x.is_finite() && *x > 0.0),
     })
 }
 
@@ -290,6 +304,7 @@ mod tests {
         assert!(close(b.kill_after, 0.15), "{b:?}");
         assert!(close(b.best, 0.1), "{b:?}");
         assert!(close(b.faster_than, 0.09), "{b:?}");
+        assert_eq!(b.beat, Some(0.09));
         // A faster verified candidate lowers them; a faster wrong one does not.
         records
             .add(
@@ -317,6 +332,8 @@ mod tests {
         assert!(close(b.kill_after, 0.06), "{b:?}");
         assert!(close(b.best, 0.04), "{b:?}");
         assert!(close(b.faster_than, 0.035), "{b:?}");
+        // Futile: measured against the baseline's interval whatever the best.
+        assert_eq!(b.beat, Some(0.09));
         // A best whose interval reaches above the baseline's lower end: clearly faster
         // stays below the baseline's interval too.
         let wide = Budget {

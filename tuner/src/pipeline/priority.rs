@@ -146,6 +146,7 @@ mod tests {
                 first_s: 0.0,
                 killed: false,
                 faster,
+                futile: false,
             }),
         }
     }
