@@ -7,6 +7,9 @@
 //! region's cold run: the median and the best of the rotation's runs, and its nest warm
 //! as `tune apply` measured it) against the machine's peak (itself the best of its runs).
 //!
+//! Every dataset program by default (29 at LARGE: about an hour on 2 cores), with
+//! geomeans of the dense and the solver/stencil families on lines of their own.
+//!
 //! Run: `cargo bench -p tune-cli --bench apply_vs_polly`
 //! Settings: TUNE_BENCH_K (default 3), and those of `compare/mod.rs`.
 
@@ -14,12 +17,41 @@ mod compare;
 
 use compare::*;
 
+/// Kernel families with a geomean line of their own.
+const FAMILIES: [(&str, &[&str]); 2] = [
+    (
+        "dense linear algebra",
+        &[
+            "gemm", "2mm", "3mm", "syrk", "syr2k", "trmm", "symm", "doitgen",
+        ],
+    ),
+    (
+        "solvers and stencils",
+        &[
+            "lu",
+            "ludcmp",
+            "cholesky",
+            "doitgen",
+            "symm",
+            "trisolv",
+            "durbin",
+            "nussinov",
+            "seidel-2d",
+            "jacobi-1d",
+            "jacobi-2d",
+            "heat-3d",
+            "fdtd-2d",
+            "adi",
+        ],
+    ),
+];
+
 fn main() {
     if !have_polly() {
         eprintln!("clang-19 with Polly is not installed (apt-get install clang-19 libpolly-19-dev libomp-19-dev)");
         std::process::exit(1);
     }
-    let s = Setup::from_env("apply_vs_polly");
+    let s = Setup::from_env("apply_vs_polly", true);
     let k = env_or("TUNE_BENCH_K", "3");
     let mut extra: Vec<String> = Vec::new();
     if let Ok(db) = std::env::var("TUNE_BENCH_DB") {
@@ -136,6 +168,24 @@ fn main() {
         "geomean speedup over gcc: polly {pg:.2}x, tune apply {tg:.2}x ({:.2}x polly's)",
         tg / pg
     );
+    // The families the issues judge apart, over those of their kernels that ran.
+    for (family, members) in FAMILIES {
+        let of: Vec<serde_json::Value> = rows
+            .iter()
+            .filter(|r| r["kernel"].as_str().is_some_and(|k| members.contains(&k)))
+            .cloned()
+            .collect();
+        if of.is_empty() {
+            continue;
+        }
+        let (p, t) = geomeans(&of);
+        println!(
+            "  {family} ({} of {}): polly {p:.2}x, tune apply {t:.2}x ({:.2}x polly's)",
+            of.len(),
+            members.len(),
+            t / p
+        );
+    }
     let summary = serde_json::json!({
         "preset": s.preset, "k": k, "runs": s.runs, "kernels": rows,
         "geomean_polly": pg, "geomean_tuned": tg,

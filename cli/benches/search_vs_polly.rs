@@ -16,7 +16,7 @@ fn main() {
         eprintln!("clang-19 with Polly is not installed (apt-get install clang-19 libpolly-19-dev libomp-19-dev)");
         std::process::exit(1);
     }
-    let s = Setup::from_env("search_vs_polly");
+    let s = Setup::from_env("search_vs_polly", false);
     let budget = env_or("TUNE_BENCH_BUDGET", "200");
     let limit = env_or("TUNE_BENCH_TIME_LIMIT", "180");
     println!(

@@ -29,7 +29,16 @@ use std::time::Duration;
 /// Rounds after which the check looks with Welch's t on log times, each with the
 /// quantile of Student's t for the fewest degrees of freedom Welch's test can have there
 /// (the smaller sample's runs less one): one-sided 0.02 at 1 (tan(0.48 pi)), 0.005 at 2.
-pub const QUICK_LOOKS: [(usize, f64); 2] = [(2, 15.895), (3, 9.925)];
+/// Each is `(rounds, one-sided level, quantile)`.
+pub const QUICK_LOOKS: [(usize, f64, f64); 2] = [(2, 0.02, 15.895), (3, 0.005, 9.925)];
+
+/// The one-sided level of the quick look after `rounds` rounds, where there is one.
+pub fn quick_look_level(rounds: usize) -> Option<f64> {
+    QUICK_LOOKS
+        .iter()
+        .find(|l| l.0 == rounds)
+        .map(|&(_, level, _)| level)
+}
 
 /// The two-sided Mann-Whitney p below which the last round keeps the tuned program.
 pub const LAST_P: f64 = 0.022;
@@ -37,6 +46,10 @@ pub const LAST_P: f64 = 0.022;
 /// Rounds after which the check looks with Mann-Whitney before the last round: its
 /// smallest two-sided p of 4 runs against 4 is 0.029.
 pub const FIRST_LOOK: usize = 4;
+
+/// The two-sided Mann-Whitney p below which the look after [`FIRST_LOOK`] rounds ends
+/// the check: only runs wholly apart (0.029).
+pub const FIRST_LOOK_P: f64 = 0.05;
 
 /// A program whose loop nests run this long (seconds) gets no warmup round.
 pub const LONG_PROGRAM_S: f64 = 1.0;
@@ -46,7 +59,7 @@ pub const LONG_PROGRAM_S: f64 = 1.0;
 fn settled_early(samples: &[Vec<f64>]) -> bool {
     match samples {
         [o, t] if o.len() == t.len() && o.len() == FIRST_LOOK => {
-            profiling::stats::mann_whitney_u(o, t).1 < 0.05
+            profiling::stats::mann_whitney_u(o, t).1 < FIRST_LOOK_P
         }
         _ => quick_verdict(samples).is_some(),
     }
@@ -58,11 +71,32 @@ fn quick_verdict(samples: &[Vec<f64>]) -> Option<bool> {
     let [o, t] = samples else {
         return None;
     };
-    let &(_, quantile) = QUICK_LOOKS
+    let &(_, _, quantile) = QUICK_LOOKS
         .iter()
-        .find(|&&(rounds, _)| o.len() == rounds && t.len() == rounds)?;
+        .find(|&&(rounds, _, _)| o.len() == rounds && t.len() == rounds)?;
     let (mo, mt, statistic) = welch_on_logs(o, t)?;
     (statistic > quantile).then_some(mt < mo)
+}
+
+/// The check's answer from the rounds run (`max` at most; the original's times, then
+/// the tuned program's): the quick look that ended them, if one did, and whether the
+/// tuned program is faster, with Mann-Whitney's two-sided p. The last guard: a tuned file
+/// is written only when the whole program is faster beyond the noise; an inconclusive
+/// comparison keeps the user's file (a program whose parallel region costs more to
+/// start than it saves can look faster in some runs and slower in others). Without a
+/// quick look, Mann-Whitney decides at the level of the look that ended the rounds.
+fn verdict(o: &[f64], t: &[f64], max: usize) -> (Option<bool>, bool, f64) {
+    let (_, p) = profiling::stats::mann_whitney_u(o, t);
+    let quick = quick_verdict(&[o.to_vec(), t.to_vec()]);
+    let rounds = o.len().min(t.len());
+    let level = if rounds == FIRST_LOOK && rounds < max {
+        FIRST_LOOK_P
+    } else {
+        LAST_P
+    };
+    let median = profiling::stats::median;
+    let faster = quick.unwrap_or(median(t) < median(o) && p < level);
+    (quick, faster, p)
 }
 
 /// Welch's t test on the logarithms of two sets of times: their mean logarithms and
@@ -148,14 +182,7 @@ pub fn program_check(
         &settled_early,
     )?;
     let (o, t) = (&r.benchmarks[0], &r.benchmarks[1]);
-    let (_, p_value) = profiling::stats::mann_whitney_u(&o.samples, &t.samples);
-    // The last guard: a tuned file is written only when the whole program is faster
-    // beyond the noise; an inconclusive comparison keeps the user's file (a program
-    // whose parallel region costs more to start than it saves can look faster in
-    // some runs and slower in others). A quick look that ended the rounds decides by
-    // its own test; otherwise Mann-Whitney does (its look after 4 rounds included).
-    let quick = quick_verdict(&[o.samples.clone(), t.samples.clone()]);
-    let faster = quick.unwrap_or(t.median < o.median && p_value < LAST_P);
+    let (quick, faster, p_value) = verdict(&o.samples, &t.samples, cfg.runs);
     let reverted = !faster;
     Ok(ProgramCheck {
         unit: o.unit,
@@ -211,6 +238,20 @@ mod tests {
         let mut fast5 = fast.clone();
         fast5.push(5.0);
         assert!(!settled_early(&[slow5, fast5]));
+        // The answer at the look that ended the rounds: four runs wholly apart (p =
+        // 0.029) keep the tuned program when a fifth round was to come ...
+        let slow4 = vec![10.0, 10.2, 10.1, 10.3];
+        let fast4 = vec![9.0, 9.6, 9.1, 9.4];
+        assert_eq!(quick_verdict(&[slow4.clone(), fast4.clone()]), None);
+        assert!(verdict(&slow4, &fast4, 5).1);
+        // ... and not as the last of four (the last round's level is 0.022).
+        assert!(!verdict(&slow4, &fast4, 4).1);
+        // Five rounds: one pair out of order passes (p = 0.016), two do not (0.032).
+        let slow5 = vec![10.0, 10.2, 10.1, 10.3, 10.4];
+        let one = vec![9.0, 9.6, 9.1, 10.05, 9.4];
+        let two = vec![9.0, 9.6, 10.08, 10.05, 9.4];
+        assert!(verdict(&slow5, &one, 5).1);
+        assert!(!verdict(&slow5, &two, 5).1);
         // No spread at all, or a time of zero, decides nothing.
         assert!(!settled_early(&[vec![1.0, 1.0], vec![0.5, 0.5]]));
         assert!(!settled_early(&[vec![1.0, 1.1], vec![0.0, 0.5]]));

@@ -663,6 +663,14 @@ impl Pipeline {
         let runner = Timed::new(bench.runner());
         let listed = priority::measurement_order(candidates, picks);
         let total = listed.len();
+        // What each pick is worth before it runs: a rule's, or the speedup its
+        // neighbour gave where it was found.
+        let priors: Vec<(&Recipe, priority::Prior)> = candidates
+            .iter()
+            .zip(picks)
+            .filter_map(|(c, p)| p.as_ref().map(|r| (r, priority::Prior::of(c))))
+            .collect();
+        let base_median = base.run.stats.median;
         let mut strategy = ListedStrategy::new(listed, proposer);
         let mut n = 0;
         let mut trials = tune_nest(
@@ -680,9 +688,14 @@ impl Pipeline {
                 ..Budget::unlimited()
             },
             &self.measure,
-            &mut |_| {
+            &mut |recipe, bounds| {
                 n += 1;
+                let prior = priors.iter().find(|(r, _)| *r == recipe).map(|(_, p)| p);
+                if let Some(why) = prior.and_then(|p| p.hopeless(base_median, bounds)) {
+                    return Some(why);
+                }
                 self.say(ctx.name, &format!("{}: candidate {n}/{total}", nest.name));
+                None
             },
         )?;
         // Two close winners, one of them stopped early: measured again in full, so that
@@ -928,6 +941,7 @@ fn record_trial(c: &mut Candidate, t: &Trial, base: &Stats) {
             c.verdict = CandidateVerdict::BuildFailed;
             c.why = error.clone();
         }
+        Trial::Skipped { why, .. } => c.why = why.clone(),
         Trial::Ran { run, .. } => {
             c.verdict = CandidateVerdict::from(&run.verdict);
             c.run_s = run.wall_s;

@@ -152,11 +152,11 @@ pub fn search(cfg: &SearchConfig) -> Result<Searched> {
                 kill: Some((crate::tune_loop::KILL_FACTOR, baseline)),
             },
             &cfg.measuring.measure,
-            &mut |_| {},
+            &mut |_, _| None,
         )?;
         let new = trials
             .iter()
-            .filter(|t| !matches!(t, Trial::Refused { .. }))
+            .filter(|t| !matches!(t, Trial::Refused { .. } | Trial::Skipped { .. }))
             .count();
         results.push(nest_result(
             &mine,

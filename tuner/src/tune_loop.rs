@@ -63,6 +63,13 @@ pub enum Trial {
         /// The compiler's first error.
         error: String,
     },
+    /// Built, but not measured: `on_run` said why (a candidate that cannot win).
+    Skipped {
+        /// The recipe.
+        recipe: Recipe,
+        /// Why it was not measured.
+        why: String,
+    },
     /// Built and measured.
     Ran {
         /// The recipe.
@@ -80,6 +87,7 @@ impl Trial {
         match self {
             Trial::Refused { recipe, .. }
             | Trial::BuildFailed { recipe, .. }
+            | Trial::Skipped { recipe, .. }
             | Trial::Ran { recipe, .. } => recipe,
         }
     }
@@ -92,8 +100,10 @@ const STALE_PROPOSALS: usize = 200;
 const TRIES_PER_BATCH: usize = 50;
 
 /// Tunes one nest (see the module documentation). `measure` says how each variant is
-/// timed; `on_run` is told each recipe just before it runs. Returns the trials of this
-/// run in order; recipes measured by an earlier run are in `records`, not here.
+/// timed; `on_run` is told each recipe, with the bounds of early stops, just before it
+/// runs, and may answer why it should not run (the trial is then `Skipped`). Returns the
+/// trials of this run in order; recipes measured by an earlier run are in `records`,
+/// not here.
 #[allow(clippy::too_many_arguments)]
 pub fn tune_nest(
     target: Target,
@@ -103,7 +113,7 @@ pub fn tune_nest(
     records: &mut dyn Records,
     budget: &Budget,
     measure: &Measure,
-    on_run: &mut dyn FnMut(&Recipe),
+    on_run: &mut dyn FnMut(&Recipe, Option<&Bounds>) -> Option<String>,
 ) -> Result<Vec<Trial>> {
     let started = Instant::now();
     let out_of_time = || budget.time.is_some_and(|t| started.elapsed() >= t);
@@ -148,8 +158,12 @@ pub fn tune_nest(
                     Trial::BuildFailed { recipe, error }
                 }
                 Built::Exe(exe) => {
-                    on_run(&recipe);
-                    let bounded = kill_bound(budget, &*records).map(|b| {
+                    let bounds = kill_bound(budget, &*records);
+                    if let Some(why) = on_run(&recipe, bounds.as_ref()) {
+                        trials.push(Trial::Skipped { recipe, why });
+                        continue;
+                    }
+                    let bounded = bounds.map(|b| {
                         let m = measure
                             .clone()
                             .kill_after(b.kill_after)

@@ -6,7 +6,8 @@
 //! itself (timer calls inserted around `#pragma scop` ... `#pragma endscop` in a copy of
 //! the source), so program set-up and output are not counted.
 //!
-//! Settings (environment): TUNE_BENCH_KERNELS (comma list), TUNE_BENCH_PRESET
+//! Settings (environment): TUNE_BENCH_KERNELS (comma list; the default is the
+//! benchmark's: every dataset program for `apply_vs_polly`, [`KERNELS`] for the search), TUNE_BENCH_PRESET
 //! (default LARGE), TUNE_BENCH_RUNS (timed runs per binary, default 5), TUNE_BENCH_OUT
 //! (folder for sources, binaries and the JSON summary; default target/bench/<name>).
 
@@ -39,9 +40,27 @@ pub struct Setup {
 }
 
 impl Setup {
-    pub fn from_env(name: &str) -> Setup {
+    /// The settings of the benchmark `name`; without TUNE_BENCH_KERNELS, its kernels are
+    /// [`KERNELS`], or every program of `datasets/programs` where `all` says so.
+    pub fn from_env(name: &str, all: bool) -> Setup {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let kernels = env_or("TUNE_BENCH_KERNELS", &KERNELS.join(","))
+        let default = if all {
+            let mut names: Vec<String> = std::fs::read_dir(root.join("datasets").join("programs"))
+                .expect("datasets")
+                .filter_map(|e| {
+                    let p = e.ok()?.path();
+                    if p.extension()? != "c" {
+                        return None;
+                    }
+                    Some(p.file_stem()?.to_string_lossy().into_owned())
+                })
+                .collect();
+            names.sort();
+            names.join(",")
+        } else {
+            KERNELS.join(",")
+        };
+        let kernels = env_or("TUNE_BENCH_KERNELS", &default)
             .split(',')
             .filter(|s| !s.is_empty())
             .map(str::to_string)

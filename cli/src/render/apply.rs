@@ -105,7 +105,10 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
     }
     let check_line = |what: &str, c: &tuner::report::ProgramCheck, verdict: &str| {
         let test = match c.quick_look {
-            Some(n) => format!("Welch's t on log times after {n} rounds: p < 0.005"),
+            Some(n) => format!(
+                "Welch's t on log times after {n} rounds: p < {}",
+                tuner::check::quick_look_level(n).unwrap_or(0.005)
+            ),
             None => format!("p = {:.3}", c.p_value),
         };
         format!(

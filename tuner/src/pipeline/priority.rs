@@ -16,9 +16,16 @@
 //! beats the baseline, not which of two close winners is the faster: where the two
 //! fastest lie within [`CLOSE`] of each other, the one stopped early is measured again in
 //! full ([`close_winners`]).
+//!
+//! On a long nest (a baseline of [`crate::pipeline::LONG_RUN_S`] and more, where every
+//! run costs seconds) a neighbour's recipe is not measured at all once a candidate here
+//! is more than [`HOPELESS`] times faster than the speedup the recipe gave where it was
+//! found ([`Prior::hopeless`]); the report says so. That changes what is chosen only
+//! where such a recipe would have won by more than its own record: transfer tuning
+//! rests on the opposite.
 
 use crate::report::Candidate;
-use crate::tune_loop::Trial;
+use crate::tune_loop::{Bounds, Trial};
 use ir::transform::Recipe;
 use profiling::cutout::{CutoutRun, Verdict};
 use profiling::measure::Stats;
@@ -71,6 +78,56 @@ pub(super) fn close_winners(trials: &[Trial], base: &Stats) -> Vec<usize> {
             .map(|(k, _)| k)
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+/// A neighbour's recipe is not measured on a nest of [`crate::pipeline::LONG_RUN_S`] and
+/// more once a candidate here is more than this many times faster than the speedup the
+/// recipe gave where it was found.
+pub(super) const HOPELESS: f64 = 1.5;
+
+/// What a candidate is worth before it is measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Prior {
+    /// A rule's recipe (no measured speedup to go by).
+    pub rule: bool,
+    /// The speedup the recipe gave where it was found (0: unknown).
+    pub speedup_there: f64,
+}
+
+impl Prior {
+    /// The prior of candidate `c`.
+    pub fn of(c: &Candidate) -> Prior {
+        Prior {
+            rule: is_rule(c),
+            speedup_there: c.from.speedup_there,
+        }
+    }
+
+    /// Why a neighbour's recipe is not worth a run on a nest whose baseline median is
+    /// `base_median` seconds, given the early-stop bounds so far (their best median): on
+    /// a long nest, every run costs seconds, and a recipe that gave 1.1x where it was
+    /// found is not measured against a 2x candidate here. Rules' recipes, and those of
+    /// unknown speedup, are always measured.
+    pub fn hopeless(&self, base_median: f64, bounds: Option<&Bounds>) -> Option<String> {
+        let b = bounds?;
+        if self.rule
+            || self.speedup_there <= 0.0
+            || base_median < crate::pipeline::LONG_RUN_S
+            || b.best <= 0.0
+        {
+            return None;
+        }
+        let best = base_median / b.best;
+        (self.speedup_there * HOPELESS < best).then(|| {
+            format!(
+                "not measured: its recipe gave {:.2}x where it was found, and a candidate \
+                 here gives {best:.2}x already (more than {HOPELESS}x that); on a nest of \
+                 {:.0} ms per run only candidates that can still win are measured",
+                self.speedup_there,
+                base_median * 1e3
+            )
+        })
     }
 }
 
@@ -149,6 +206,38 @@ mod tests {
                 futile: false,
             }),
         }
+    }
+
+    #[test]
+    fn a_neighbours_recipe_far_behind_the_best_is_not_measured_on_a_long_nest() {
+        let bounds = |best: f64| Bounds {
+            kill_after: 1.5 * best,
+            best,
+            faster_than: 0.9 * best,
+            beat: Some(16.0),
+        };
+        let neighbour = Prior {
+            rule: false,
+            speedup_there: 1.14,
+        };
+        // A 17 s nest with a 9 s candidate (1.89x): 1.14 x 1.5 = 1.71 is behind it.
+        let why = neighbour.hopeless(17.0, Some(&bounds(9.0))).unwrap();
+        assert!(why.contains("1.14x") && why.contains("1.89x"), "{why}");
+        // A 12 s candidate (1.42x): within reach, measured.
+        assert_eq!(neighbour.hopeless(17.0, Some(&bounds(12.0))), None);
+        // Rules, unknown speedups, short nests and no bounds yet: always measured.
+        let rule = Prior {
+            rule: true,
+            ..neighbour
+        };
+        assert_eq!(rule.hopeless(17.0, Some(&bounds(1.0))), None);
+        let unknown = Prior {
+            speedup_there: 0.0,
+            ..neighbour
+        };
+        assert_eq!(unknown.hopeless(17.0, Some(&bounds(1.0))), None);
+        assert_eq!(neighbour.hopeless(0.1, Some(&bounds(0.01))), None);
+        assert_eq!(neighbour.hopeless(17.0, None), None);
     }
 
     #[test]

@@ -45,7 +45,7 @@ impl<'b, 'a> Speedups<'b, 'a> {
             &mut self.records,
             &Budget::unlimited(),
             &self.bench.measuring.measure,
-            &mut |_| {},
+            &mut |_, _| None,
         )?;
         self.measured += self.records.candidates().len() - before;
         Ok(recipes
