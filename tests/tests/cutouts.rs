@@ -203,10 +203,16 @@ fn long_runs_warm_themselves_and_clearly_slower_or_faster_runs_stop_early() {
     assert_eq!(long.warmup, 1);
     assert_eq!(long.samples.len(), 3);
     assert!(!long.killed);
-    // Not long (an hour): the warmup is run and the minimum holds.
+    // Not long (an hour): the warmup is run and the minimum holds (an interval of
+    // ±1000% is met at ten runs unless one run of microseconds stalls for more than
+    // twenty times the median on a loaded host: then the eleventh or twelfth).
     let short = run(&m.clone().long_runs(3600.0));
     assert_eq!(short.warmup, 3);
-    assert_eq!(short.samples.len(), 10);
+    assert!(
+        (10..=12).contains(&short.samples.len()),
+        "{:?}",
+        short.samples
+    );
     // Ten timed runs after one warmup run, unless an early stop ends them.
     let ten = || Measure::default().warmup(1).repetitions(10).counters(&[]);
     // Clearly slower than a best of a picosecond: from two timed runs on, the interval
