@@ -719,6 +719,16 @@ static double tune_co_mean_ci(double *half_width)
   return mean;
 }
 
+/* The longest timed run so far. */
+static double tune_co_longest(void)
+{
+  double longest = 0;
+  for (long i = 0; i < tune_co.nsamples; i++)
+    if (tune_co.samples[i] > longest)
+      longest = tune_co.samples[i];
+  return longest;
+}
+
 int tune_co_next(void)
 {
   if (tune_co.done_warmup >= tune_co.warmup) {
@@ -753,11 +763,7 @@ int tune_co_next(void)
       }
     }
     if (n >= 3 && tune_co.faster_than > 0) {
-      double longest = 0;
-      for (long i = 0; i < n; i++)
-        if (tune_co.samples[i] > longest)
-          longest = tune_co.samples[i];
-      if (longest < tune_co.faster_than) {
+      if (tune_co_longest() < tune_co.faster_than) {
         tune_co.faster = 1;
         return 0;
       }
@@ -765,18 +771,11 @@ int tune_co_next(void)
     int long_runs = n > 0 && tune_co.long_run > 0 && tune_co.sum / (double)n >= tune_co.long_run;
     if (long_runs && tune_co.long_reps > 0 && n >= tune_co.long_reps)
       return 0;
-    if (long_runs && n == 3 && tune_co.beat > 0) {
-      double longest = 0;
-      for (long i = 0; i < n; i++)
-        if (tune_co.samples[i] > longest)
-          longest = tune_co.samples[i];
-      if (longest >= tune_co.beat) {
-        tune_co.futile = 1;
-        return 0;
-      }
+    if (long_runs && n == 3 && tune_co.beat > 0 && tune_co_longest() >= tune_co.beat) {
+      tune_co.futile = 1;
+      return 0;
     }
-    if (n >= 3 && n < tune_co.reps && tune_co.target_ci > 0 && tune_co.long_run > 0 &&
-        tune_co.sum / (double)n >= tune_co.long_run) {
+    if (long_runs && n >= 3 && n < tune_co.reps && tune_co.target_ci > 0) {
       double half = 0, mean = tune_co_mean_ci(&half);
       if (mean > 0 && half / mean <= tune_co.target_ci)
         return 0;

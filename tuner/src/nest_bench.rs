@@ -103,9 +103,7 @@ impl<'a> NestBench<'a> {
             &m.toolchain,
             &self.cutout.original(),
             self.cutout.version,
-            &m.measure
-                .clone()
-                .long_reps(crate::tune_loop::BASELINE_LONG_REPS),
+            &crate::tune_loop::baseline_measure(&m.measure),
             m.timeout,
             &self.builds,
             &self.scratch,

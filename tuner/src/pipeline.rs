@@ -591,10 +591,7 @@ impl Pipeline {
         let run = runner.run(
             &exe,
             "original",
-            &self
-                .measure
-                .clone()
-                .long_reps(crate::tune_loop::BASELINE_LONG_REPS),
+            &crate::tune_loop::baseline_measure(&self.measure),
         )?;
         // Pointers read as arrays are saved apart: where they overlap in the program,
         // the cutout, on separate copies, computes something else.
@@ -691,11 +688,11 @@ impl Pipeline {
             &mut |recipe, bounds| {
                 n += 1;
                 let prior = priors.iter().find(|(r, _)| *r == recipe).map(|(_, p)| p);
-                if let Some(why) = prior.and_then(|p| p.hopeless(base_median, bounds)) {
-                    return Some(why);
+                let skip = prior.and_then(|p| p.hopeless(base_median, bounds));
+                if skip.is_none() {
+                    self.say(ctx.name, &format!("{}: candidate {n}/{total}", nest.name));
                 }
-                self.say(ctx.name, &format!("{}: candidate {n}/{total}", nest.name));
-                None
+                skip
             },
         )?;
         // Two close winners, one of them stopped early: measured again in full, so that

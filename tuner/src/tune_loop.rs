@@ -163,16 +163,13 @@ pub fn tune_nest(
                         trials.push(Trial::Skipped { recipe, why });
                         continue;
                     }
-                    let bounded = bounds.map(|b| {
-                        let m = measure
+                    let bounded = bounds.map(|b| Measure {
+                        beat_s: b.beat,
+                        ..measure
                             .clone()
                             .kill_after(b.kill_after)
                             .slower_than(b.best)
-                            .faster_than(b.faster_than);
-                        match b.beat {
-                            Some(x) => m.beat(x),
-                            None => m,
-                        }
+                            .faster_than(b.faster_than)
                     });
                     let run = runner.run(&exe, "candidate", bounded.as_ref().unwrap_or(measure))?;
                     records.add(Measured::of_run(&recipe, &run), strategy.proposer())?;
@@ -194,6 +191,12 @@ pub fn tune_nest(
 /// long runs of a candidate all below three of the baseline are apart with p = 0.05
 /// (one-sided rank test).
 pub const BASELINE_LONG_REPS: u32 = 3;
+
+/// How a baseline is measured under `measure`: its long runs stop at
+/// [`BASELINE_LONG_REPS`].
+pub fn baseline_measure(measure: &Measure) -> Measure {
+    measure.clone().long_reps(BASELINE_LONG_REPS)
+}
 
 /// A candidate whose timed run exceeds this many times the best median so far stops
 /// repeating: it is clearly slower.
