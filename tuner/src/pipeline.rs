@@ -47,7 +47,7 @@ use profiling::build::Toolchain;
 use profiling::cutout::Verdict;
 use profiling::machine::MachineInfo;
 use profiling::measure::{Measure, Stats};
-use profiling::roofline::{BytesKind, Roof, RooflineRow};
+use profiling::roofline::Roof;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -226,6 +226,40 @@ impl Pipeline {
         if let Some(e) = &self.events {
             e(Event::Step { program, what })
         }
+    }
+
+    /// A nest read above 100% of a roof shows the roof measured low (another guest on
+    /// the host while it ran): the roofs are measured again (the best of both kept and
+    /// cached) and every nest's efficiency read against them. At most
+    /// [`ROOF_RAISES`] times; a failed measurement keeps the roofs there are.
+    fn raise_roofs(
+        &self,
+        machine: Option<MachineInfo>,
+        nests: &mut [NestReport],
+        wholes: &mut [NestReport],
+    ) -> Option<MachineInfo> {
+        let mut m = machine?;
+        for _ in 0..crate::profile::ROOF_RAISES {
+            let over = nests.iter().chain(wholes.iter()).any(|n| {
+                [n.efficiency_before, n.efficiency_after]
+                    .iter()
+                    .flatten()
+                    .any(|e| *e > 1.0)
+            });
+            if !over {
+                break;
+            }
+            let Ok(raised) = profiling::machine::raise_roofs(&self.cache_root, &self.toolchain, &m)
+            else {
+                break;
+            };
+            m = raised;
+            let roof = Roof::of(&m, true);
+            for n in nests.iter_mut().chain(wholes.iter_mut()) {
+                n.read_efficiencies(&roof);
+            }
+        }
+        Some(m)
     }
 
     fn measuring(&self) -> Measuring {
@@ -410,6 +444,8 @@ impl Pipeline {
             &mut left_out,
             &out_of_time,
         )?;
+        let mut wholes = wholes;
+        let machine = self.raise_roofs(machine, &mut nests, &mut wholes);
         let mut report = ApplyReport {
             program: dry.parsed.program.name.clone(),
             file: dry.parsed.program.file.clone(),
@@ -826,15 +862,12 @@ fn nest_report(
     let tuned = kept.and_then(|i| candidates[i].stats);
     let roof = ctx.machine.map(|m| Roof::of(m, true));
     let efficiency = |t: f64| -> Option<f64> {
-        let r = roof.as_ref()?;
-        let (fl, by) = flops?;
-        let work = profiling::roofline::Work {
-            flops: fl,
-            bytes: by,
-            bytes_kind: BytesKind::Compulsory,
-            footprint: by,
-        };
-        Some(RooflineRow::new(&nest.name, 1, t, work, r).efficiency)
+        Some(crate::report::efficiency(
+            roof.as_ref()?,
+            &nest.name,
+            flops?,
+            t,
+        ))
     };
     let base_stats = base.run.stats;
     let tuned_median = tuned.as_ref().map_or(base_stats.median, |s| s.median);
@@ -857,6 +890,7 @@ fn nest_report(
         user_parallel: user_parallel(program, nest),
         efficiency_before: efficiency(base_stats.median),
         efficiency_after: efficiency(tuned_median),
+        work: flops,
         measured_variants: measured.variants,
         invocations: base.calls,
         baseline_first: base.first,

@@ -11,7 +11,7 @@ use profiling::machine::{machine, MachineInfo, MachineOptions};
 use profiling::measure::Measure;
 use profiling::phases::Phases;
 use profiling::report::{render_tree, NestPlace, TraceReport};
-use profiling::roofline::{self, Bound, BytesKind, Roof, RooflineRow};
+use profiling::roofline::{self, BytesKind, Roof, RooflineRow};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -123,7 +123,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<Profile> {
     let phases = Phases::new();
     let top = phases.scope("profile");
     let dry = profiled_dry_run(cfg, &phases)?;
-    let machine_info = if cfg.roofline {
+    let mut machine_info = if cfg.roofline {
         let _g = phases.scope("machine");
         Some(machine(
             &cfg.run.cache_root,
@@ -144,9 +144,19 @@ pub fn profile(cfg: &ProfileConfig) -> Result<Profile> {
         nests.push(np);
     }
     drop(top);
-    let (roof, rows) = match &machine_info {
+    let (roof, rows) = match &mut machine_info {
         Some(m) => {
-            let (roof, rows) = roofline_rows(m, &nests);
+            let (mut roof, mut rows) = roofline_rows(m, &nests);
+            // A nest above its roof shows the roof measured low (another guest on
+            // the host while it ran): measured again, the best kept.
+            for _ in 0..ROOF_RAISES {
+                if rows.iter().all(|r| r.efficiency <= 1.0) {
+                    break;
+                }
+                let _g = phases.scope("machine");
+                *m = profiling::machine::raise_roofs(&cfg.run.cache_root, &cfg.run.toolchain, m)?;
+                (roof, rows) = roofline_rows(m, &nests);
+            }
             (Some(roof), rows)
         }
         None => (None, Vec::new()),
@@ -316,6 +326,9 @@ fn version_model(
     })
 }
 
+/// Times the roofs are measured again while a nest reads above one of them.
+pub(crate) const ROOF_RAISES: usize = 2;
+
 /// The 1-thread roofline of the profiled nests.
 fn roofline_rows(m: &MachineInfo, nests: &[NestProfile]) -> (Roof, Vec<RooflineRow>) {
     let roof = Roof::of(m, false);
@@ -343,7 +356,7 @@ fn roofline_rows(m: &MachineInfo, nests: &[NestProfile]) -> (Roof, Vec<RooflineR
                 })
                 .max()
                 .unwrap_or(0);
-            let in_cache = roof.memory(footprint).0 != Bound::Dram;
+            let in_cache = roof.in_cache(footprint);
             // Held against DRAM: the modelled DRAM traffic where the model ran;
             // against a cache level (or without a model): every element once.
             let (bytes, kind) = if !in_cache && n.model_error.is_none() && !n.models.is_empty() {

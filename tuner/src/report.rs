@@ -219,6 +219,10 @@ pub struct NestReport {
     pub efficiency_before: Option<f64>,
     /// Achieved / attainable after tuning.
     pub efficiency_after: Option<f64>,
+    /// What one run of the nest does, flops and bytes (each element once), where known:
+    /// what its efficiencies are read from.
+    #[serde(skip)]
+    pub work: Option<(u64, u64)>,
     /// The baseline plus each distinct candidate measured.
     pub measured_variants: usize,
     /// How often the program ran the nest in the dry run.
@@ -282,6 +286,10 @@ pub struct ProgramCheck {
     /// p < 0.02 after 2 rounds, 0.005 after 3) decided; None where Mann-Whitney's `p_value` did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quick_look: Option<usize>,
+    /// The rounds after which the check stopped because the tuned program was no
+    /// faster at all (its median not below the original's, at a quick look).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_faster: Option<usize>,
     /// Runs of each program.
     pub runs: usize,
     /// Both printed the same bytes (rounding may differ where the compiler fuses
@@ -436,6 +444,17 @@ impl NestReport {
         self.efficiency_after = self.efficiency_before.map(|e| e * self.speedup);
     }
 
+    /// Its efficiencies read again against `roof` (all threads), where its work is
+    /// known.
+    pub fn read_efficiencies(&mut self, roof: &profiling::roofline::Roof) {
+        let Some(work) = self.work else {
+            return;
+        };
+        let before = efficiency(roof, &self.nest, work, self.baseline.median);
+        self.efficiency_before = Some(before);
+        self.efficiency_after = Some(before * self.speedup);
+    }
+
     /// Gives up the kept recipe, saying why on the candidate that was kept.
     pub fn give_up(&mut self, why: &str) {
         self.chosen = Recipe::default();
@@ -531,6 +550,23 @@ impl std::fmt::Display for Status {
     }
 }
 
+/// Achieved over attainable for a nest doing `work` (flops, bytes: every element once,
+/// the footprint) in `seconds`, against `roof`.
+pub fn efficiency(
+    roof: &profiling::roofline::Roof,
+    nest: &str,
+    (flops, bytes): (u64, u64),
+    seconds: f64,
+) -> f64 {
+    let work = profiling::roofline::Work {
+        flops,
+        bytes,
+        bytes_kind: profiling::roofline::BytesKind::Compulsory,
+        footprint: bytes,
+    };
+    profiling::roofline::RooflineRow::new(nest, 1, seconds, work, roof).efficiency
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -583,6 +619,7 @@ mod tests {
             candidates,
             efficiency_before: Some(0.1),
             efficiency_after: None,
+            work: None,
             measured_variants: 3,
             invocations: 1,
             baseline_first: None,

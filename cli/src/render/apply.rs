@@ -104,12 +104,13 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
         }
     }
     let check_line = |what: &str, c: &tuner::report::ProgramCheck, verdict: &str| {
-        let test = match c.quick_look {
-            Some(n) => format!(
+        let test = match (c.quick_look, c.no_faster) {
+            (Some(n), _) => format!(
                 "Welch's t on log times after {n} rounds: p < {}",
                 tuner::check::quick_look_level(n).unwrap_or(0.005)
             ),
-            None => format!("p = {:.3}", c.p_value),
+            (None, Some(n)) => format!("no faster in {n} rounds: stopped"),
+            (None, None) => format!("p = {:.3}", c.p_value),
         };
         format!(
             "{what} ({} time, median of {}): original {:.3} ms, tuned {:.3} ms, {:.2}x ({test}){verdict}",
