@@ -8,7 +8,8 @@
 //! as `tune apply` measured it) against the machine's peak (itself the best of its runs).
 //!
 //! Every dataset program by default (29 at LARGE: about an hour on 2 cores), with
-//! geomeans of the dense and the solver/stencil families on lines of their own.
+//! geomeans of the dense and the solver/stencil families on lines of their own; with
+//! TUNE_BENCH_POLYBENCH=<root>, the kernels of a PolyBench/C tree as they come.
 //!
 //! Run: `cargo bench -p tune-cli --bench apply_vs_polly`
 //! Settings: TUNE_BENCH_K (default 3), and those of `compare/mod.rs`.
@@ -68,9 +69,9 @@ fn main() {
     for kernel in &s.kernels {
         let tuned = s.out.join(format!("{kernel}.tuned.c"));
         let report = s.out.join(format!("{kernel}.report.json"));
-        let mut args: Vec<String> = vec![
-            "apply".into(),
-            s.source(kernel).display().to_string(),
+        let mut args: Vec<String> = vec!["apply".into()];
+        args.extend(s.program_args(kernel));
+        args.extend([
             s.preset_flag(),
             "-lm".into(),
             "--top-k".into(),
@@ -79,7 +80,7 @@ fn main() {
             tuned.display().to_string(),
             "--report".into(),
             report.display().to_string(),
-        ];
+        ]);
         args.extend(extra.iter().cloned());
         let (_, secs) = s.tune(&args);
         let r: serde_json::Value =
@@ -92,12 +93,20 @@ fn main() {
             .map(|n| n["measured_variants"].as_u64().unwrap_or(0))
             .collect();
         let c = compare(&s, kernel, &tuned);
+        // A file the check gave back unchanged is the user's: its column differs from
+        // gcc's by the noise alone.
+        let unchanged = std::fs::read(&tuned).ok() == std::fs::read(s.source(kernel)).ok();
         println!(
-            "{}",
+            "{}{}",
             c.line(
                 kernel,
                 &format!("{:>10}{secs:>9.0}", format!("{variants:?}"))
-            )
+            ),
+            if unchanged {
+                " [tuned file = the user's, unchanged]"
+            } else {
+                ""
+            }
         );
         // The nests' own time as `tune apply` measured the kept variants (warm, on their
         // saved data: invocations times the median), beside the region's cold run.
@@ -113,6 +122,7 @@ fn main() {
         let mut row = c.json(kernel);
         row["variants_per_nest"] = serde_json::json!(variants);
         row["tune_s"] = serde_json::json!(secs);
+        row["unchanged"] = serde_json::json!(unchanged);
         row["report"] = r;
         rows.push(row);
         let (g, p, t) = (c.gcc, c.polly, c.tuned);

@@ -34,10 +34,9 @@ fn main() {
     let mut rows = Vec::new();
     for k in &s.kernels {
         let tuned = s.out.join(format!("{k}.searched.c"));
-        let src = s.source(k).display().to_string();
-        let (json, secs) = s.tune(&[
-            "search".into(),
-            src,
+        let mut args: Vec<String> = vec!["search".into()];
+        args.extend(s.program_args(k));
+        args.extend([
             s.preset_flag(),
             "-lm".into(),
             "--budget".into(),
@@ -48,6 +47,7 @@ fn main() {
             "-o".into(),
             tuned.display().to_string(),
         ]);
+        let (json, secs) = s.tune(&args);
         let results: serde_json::Value = serde_json::from_str(&json).expect("search JSON");
         let nests = results.as_array().map_or(0, |a| a.len());
         let measured: u64 = results

@@ -9,7 +9,9 @@
 //! Settings (environment): TUNE_BENCH_KERNELS (comma list; the default is the
 //! benchmark's: every dataset program for `apply_vs_polly`, [`KERNELS`] for the search), TUNE_BENCH_PRESET
 //! (default LARGE), TUNE_BENCH_RUNS (timed runs per binary, default 5), TUNE_BENCH_OUT
-//! (folder for sources, binaries and the JSON summary; default target/bench/<name>).
+//! (folder for sources, binaries and the JSON summary; default target/bench/<name>),
+//! TUNE_BENCH_POLYBENCH (the root of a PolyBench/C tree: its kernels as they come, in
+//! place of the dataset programs; see [`Setup::polybench`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -37,6 +39,36 @@ pub struct Setup {
     pub out: PathBuf,
     pub programs: PathBuf,
     pub tune: PathBuf,
+    /// The root of a PolyBench/C tree (`utilities/polybench.c`, `<group>/<kernel>/
+    /// <kernel>.c` and `.h`): its kernels are tuned and timed as they come, each built
+    /// with `utilities/polybench.c` and both folders on the include path, its arrays
+    /// dumped (`-DPOLYBENCH_DUMP_ARRAYS`, on stderr) to compare outputs; the region
+    /// timers go into a copy of the kernel's file as for the dataset programs.
+    pub polybench: Option<PathBuf>,
+}
+
+/// The kernels of a PolyBench/C tree: every `<dir>/<name>/<name>.c` under `root`,
+/// outside `utilities`.
+fn polybench_kernels(root: &Path) -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if p.is_dir() && name != "utilities" {
+                if p.join(format!("{name}.c")).is_file() {
+                    out.push((name.clone(), p.join(format!("{name}.c"))));
+                }
+                stack.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 impl Setup {
@@ -44,7 +76,18 @@ impl Setup {
     /// [`KERNELS`], or every program of `datasets/programs` where `all` says so.
     pub fn from_env(name: &str, all: bool) -> Setup {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let default = if all {
+        let polybench = std::env::var("TUNE_BENCH_POLYBENCH").ok().map(|r| {
+            PathBuf::from(r)
+                .canonicalize()
+                .expect("TUNE_BENCH_POLYBENCH")
+        });
+        let default = if let Some(pb) = &polybench {
+            polybench_kernels(pb)
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect::<Vec<_>>()
+                .join(",")
+        } else if all {
             let mut names: Vec<String> = std::fs::read_dir(root.join("datasets").join("programs"))
                 .expect("datasets")
                 .filter_map(|e| {
@@ -82,11 +125,50 @@ impl Setup {
                 .canonicalize()
                 .expect("datasets"),
             tune: PathBuf::from(env!("CARGO_BIN_EXE_tune")),
+            polybench,
         }
     }
 
     pub fn source(&self, kernel: &str) -> PathBuf {
-        self.programs.join(format!("{kernel}.c"))
+        match &self.polybench {
+            Some(root) => polybench_kernels(root)
+                .into_iter()
+                .find(|(k, _)| k == kernel)
+                .map(|(_, p)| p)
+                .unwrap_or_else(|| panic!("no kernel {kernel} under {}", root.display())),
+            None => self.programs.join(format!("{kernel}.c")),
+        }
+    }
+
+    /// What a kernel is built with besides its own file and the preset: the include
+    /// folders, and PolyBench's utilities with the arrays dumped.
+    pub fn build_args(&self, kernel: &str) -> Vec<String> {
+        match &self.polybench {
+            Some(root) => {
+                let utilities = root.join("utilities");
+                let dir = self.source(kernel).parent().unwrap().to_path_buf();
+                vec![
+                    format!("-I{}", utilities.display()),
+                    format!("-I{}", dir.display()),
+                    utilities.join("polybench.c").display().to_string(),
+                    "-DPOLYBENCH_DUMP_ARRAYS".into(),
+                ]
+            }
+            None => vec![format!("-I{}", self.programs.display())],
+        }
+    }
+
+    /// The program as `tune apply` takes it: the kernel's file, the others and flags.
+    pub fn program_args(&self, kernel: &str) -> Vec<String> {
+        let mut args = vec![self.source(kernel).display().to_string()];
+        if self.polybench.is_some() {
+            args.extend(
+                self.build_args(kernel)
+                    .into_iter()
+                    .filter(|a| a != "-DPOLYBENCH_DUMP_ARRAYS"),
+            );
+        }
+        args
     }
 
     pub fn preset_flag(&self) -> String {
@@ -119,6 +201,11 @@ impl Setup {
 pub fn timed_copy(source: &Path, to: &Path) {
     let text = std::fs::read_to_string(source).expect("read source");
     let mut out = String::new();
+    // A program that is not one of the dataset's has no `common.h`: the timer comes
+    // first in its copy.
+    if !text.contains("\"common.h\"") {
+        out.push_str(TIMER);
+    }
     for line in text.lines() {
         let t = line.trim();
         if t == "#pragma scop" {
@@ -132,6 +219,21 @@ pub fn timed_copy(source: &Path, to: &Path) {
     }
     std::fs::write(to, out).expect("write timed copy");
 }
+
+/// The region timer of `datasets/programs/common.h`, for programs without it.
+const TIMER: &str = "#include <stdio.h>
+#include <time.h>
+static inline double ds_now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+static inline void ds_report(double t0)
+{
+  fprintf(stderr, \"ds-kernel-seconds: %.9f\\n\", ds_now() - t0);
+}
+";
 
 pub struct Binary {
     pub exe: PathBuf,
@@ -147,13 +249,13 @@ pub fn compile(
     cc: &str,
     flags: &[&str],
     source: &Path,
-    include: &Path,
+    build: &[String],
     preset: &str,
     exe: &Path,
 ) -> Result<(), String> {
     let out = Command::new(cc)
         .args(flags)
-        .arg(format!("-I{}", include.display()))
+        .args(build)
         .arg(preset)
         .arg(source)
         .arg("-o")
@@ -189,7 +291,16 @@ pub fn run_rotation(bins: &mut [Binary], runs: usize) {
                 .and_then(|v| v.trim().parse().ok())
                 .expect("the timed copy reports its region time");
             b.times.push(t);
-            b.stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            // What the program prints, stderr's other lines (PolyBench's dumps) after.
+            let mut printed = String::from_utf8_lossy(&out.stdout).into_owned();
+            for l in err
+                .lines()
+                .filter(|l| !l.starts_with("ds-kernel-seconds: "))
+            {
+                printed.push_str(l);
+                printed.push('\n');
+            }
+            b.stdout = printed;
         }
     }
 }
@@ -260,7 +371,7 @@ pub fn measure_kernel(s: &Setup, kernel: &str, tuned: &Path) -> [Binary; 4] {
     ];
     let mut bins = builds.map(|(cc, flags, src, exe)| {
         let exe = dir.join(exe);
-        let built = match compile(cc, flags, src, &s.programs, &preset, &exe) {
+        let built = match compile(cc, flags, src, &s.build_args(kernel), &preset, &exe) {
             Ok(()) => true,
             // gcc builds the original and the tuned program: a failure there is ours.
             Err(e) if cc == "gcc" => panic!("{e}"),
@@ -320,13 +431,45 @@ fn sums(out: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// Printed numbers that differ at most in their last printed digit (PolyBench prints
+/// `%0.2lf`: a value that differs in its last bits can round the other way), word by
+/// word, the other words equal: the largest difference, or None where they do not
+/// agree so.
+fn printed_values_agree(want: &str, got: &str) -> Option<f64> {
+    let (mut w, mut g) = (want.split_whitespace(), got.split_whitespace());
+    let mut worst = 0.0f64;
+    loop {
+        match (w.next(), g.next()) {
+            (None, None) => return Some(worst),
+            (Some(a), Some(b)) if a == b => {}
+            (Some(a), Some(b)) => {
+                let (x, y): (f64, f64) = (a.parse().ok()?, b.parse().ok()?);
+                let digits = a.split_once('.').map_or(0, |(_, f)| f.len()) as i32;
+                let unit = 10f64.powi(-digits);
+                let d = (x - y).abs();
+                if d > unit * 1.000001 && d > 1e-9 * x.abs() {
+                    return None;
+                }
+                worst = worst.max(d);
+            }
+            _ => return None,
+        }
+    }
+}
+
 /// How `got` agrees with `want` ([`Compared::outputs`]).
 pub fn outputs_agree(want: &str, got: &str) -> String {
     if want == got {
         return "identical".into();
     }
     let (w, g) = (sums(want), sums(got));
-    if w.is_empty() || w.len() != g.len() {
+    if w.is_empty() {
+        return match printed_values_agree(want, got) {
+            Some(d) => format!("printed values agree (last digit, {d:.2})"),
+            None => "DIFFER".into(),
+        };
+    }
+    if w.len() != g.len() {
         return "DIFFER".into();
     }
     let mut worst = 0.0f64;
