@@ -317,10 +317,15 @@ fn describe_nest(
         control: control.iter().map(|l| l.id).collect(),
         scalars,
         arrays: u.arrays.clone(),
+        // A scalar whose value at the nest's end nobody reads is no output: a
+        // recipe may leave it otherwise (a folded accumulator).
         outputs: u
             .written
             .iter()
-            .filter(|w| u.vars.contains(w) || u.arrays.contains(w))
+            .filter(|w| {
+                u.arrays.contains(w)
+                    || (u.vars.contains(w) && !region.dead_after_loop(&program.scalars, root.id, w))
+            })
             .cloned()
             .collect(),
     }

@@ -787,6 +787,108 @@ pub struct Region {
     pub start: Pos,
     pub end: Pos,
     pub body: Vec<Node>,
+    /// Scalars whose values at the region's end nobody reads (declared in its function,
+    /// not named after the region there): a step may leave them other than the user's
+    /// code would.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dead_after: Vec<String>,
+}
+
+impl Region {
+    /// Whether nobody reads the value scalar `name` holds when loop `id` of the region
+    /// ends: it is declared in the region or dead after it ([`Region::dead_after`]),
+    /// and every read of it after the loop comes after an assignment `name = ..`
+    /// ([`reads_set_first`]).
+    pub fn dead_after_loop(&self, scalars: &[Scalar], id: usize, name: &str) -> bool {
+        let local = scalars
+            .iter()
+            .any(|s| s.name == name && s.origin == ScalarOrigin::Local);
+        (local || self.dead_after.iter().any(|d| d == name))
+            && reads_set_first(&self.body, name, Some(id))
+    }
+}
+
+/// Whether every read of scalar `w` in `body` comes after an assignment `w = ..` (that
+/// does not read `w`) in its own statement list or one around it: what `w` held before
+/// is never read. With `kill`, loop `kill` leaves `w` holding a value that must not be
+/// read either: after it, and through the loops around it (their next iterations run
+/// after it), reads need an assignment of their own.
+pub fn reads_set_first(body: &[Node], w: &str, kill: Option<usize>) -> bool {
+    fn holds(l: &Loop, id: usize) -> bool {
+        l.id == id || loops(&l.body).iter().any(|x| x.id == id)
+    }
+    fn go(body: &[Node], w: &str, kill: Option<usize>, mut assigned: bool) -> bool {
+        for n in body {
+            match n {
+                Node::Assign(a) => {
+                    let sets = matches!(&a.target, Expr::Var(v) if v == w);
+                    let reads = a.value.mentions(w)
+                        || (sets && a.op != AssignOp::Set)
+                        || (!sets && a.target.mentions(w));
+                    if reads && !assigned {
+                        return false;
+                    }
+                    assigned |= sets;
+                }
+                Node::Loop(l) => {
+                    if (l.init.mentions(w) || l.bound.mentions(w)) && !assigned {
+                        return false;
+                    }
+                    if kill.is_some_and(|k| l.id == k) {
+                        // Run again (inside a loop), it reads what it left.
+                        if !go(&l.body, w, kill, false) {
+                            return false;
+                        }
+                        assigned = false;
+                        continue;
+                    }
+                    let killing = kill.is_some_and(|k| holds(l, k));
+                    if !go(&l.body, w, kill, assigned && !killing) {
+                        return false;
+                    }
+                    assigned &= !killing;
+                }
+                Node::If(i) => {
+                    let killing = kill.is_some_and(|k| {
+                        loops(&i.then_body)
+                            .iter()
+                            .chain(loops(&i.else_body).iter())
+                            .any(|x| x.id == k)
+                    });
+                    if (i.cond.mentions(w) && !assigned)
+                        || !go(&i.then_body, w, kill, assigned)
+                        || !go(&i.else_body, w, kill, assigned)
+                    {
+                        return false;
+                    }
+                    assigned &= !killing;
+                }
+                Node::Block(b) => {
+                    let killing = kill.is_some_and(|k| loops(b).iter().any(|x| x.id == k));
+                    if !go(b, w, kill, assigned) {
+                        return false;
+                    }
+                    assigned &= !killing;
+                }
+                Node::Decl(d) => {
+                    let reads = d.init.as_ref().is_some_and(|e| e.mentions(w))
+                        || d.dims.iter().any(|e| e.mentions(w));
+                    if reads && !assigned {
+                        return false;
+                    }
+                    // A declaration of that name starts a scalar of its own.
+                    assigned |= d.name == w;
+                }
+                Node::Opaque(o) => {
+                    if o.names.iter().any(|n| n == w) && !assigned {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+    go(body, w, kill, false)
 }
 
 /// A program as the tuner sees it: the regions to tune and the data they touch.

@@ -274,6 +274,20 @@ pub fn pragma_lines(text: &str, name: &str) -> Vec<usize> {
     out
 }
 
+/// Whether `c` may stand in a C identifier.
+pub(crate) fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// Whether `text` names `word` as a whole identifier (not inside a longer one).
+pub fn mentions_word(text: &str, word: &str) -> bool {
+    let bytes = text.as_bytes();
+    text.match_indices(word).any(|(at, _)| {
+        let end = at + word.len();
+        (at == 0 || !is_ident(bytes[at - 1])) && (end == bytes.len() || !is_ident(bytes[end]))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,5 +309,13 @@ mod tests {
         let text = "a\n#pragma scop\nb\n  # pragma  endscop\n#pragma scopx\n";
         assert_eq!(pragma_lines(text, "scop"), vec![2]);
         assert_eq!(pragma_lines(text, "endscop"), vec![17]);
+    }
+
+    #[test]
+    fn finds_whole_words() {
+        assert!(mentions_word("  A[0][0] = w;\n}", "w"));
+        assert!(mentions_word("w", "w"));
+        assert!(!mentions_word("  wx = w_2 + aw;", "w"));
+        assert!(!mentions_word("", "w"));
     }
 }

@@ -809,3 +809,127 @@ fn time_tile_sites_of_the_dataset_programs() {
         ]
     );
 }
+
+/// A factorization written with a temporary (`w = A[i][j]; for k: w -= ..;
+/// A[i][j] = w / A[j][j]`), written here from Doolittle's method; `after` follows the
+/// region in its function.
+fn factorization_with_a_temporary(dir: &std::path::Path, inner: &str, after: &str) -> ir::Program {
+    let path = dir.join("ludcmp_w.c");
+    std::fs::write(
+        &path,
+        format!(
+            "void f(int n, double A[64][64]) {{\n  int i, j, k;\n  double w;\n#pragma scop\n  \
+             for (i = 0; i < n; i++) {{\n    for (j = 0; j < i; j++) {{\n      w = A[i][j];\n      \
+             for (k = 0; k < j; k++)\n        {inner}\n      A[i][j] = w / A[j][j];\n    }}\n    \
+             for (j = i; j < n; j++) {{\n      w = A[i][j];\n      for (k = 0; k < i; k++)\n        \
+             w -= A[i][k] * A[k][j];\n      A[i][j] = w;\n    }}\n  }}\n#pragma endscop\n{after}}}\n"
+        ),
+    )
+    .unwrap();
+    ir::load(&path.display().to_string(), &Default::default())
+        .unwrap()
+        .program
+}
+
+#[test]
+fn fold_the_temporary_of_a_factorization_into_its_element() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = factorization_with_a_temporary(dir.path(), "w -= A[i][k] * A[k][j];", "");
+    // Nobody reads w (nor n) after the region.
+    assert_eq!(
+        p.regions[0].dead_after,
+        vec!["n".to_string(), "w".to_string()]
+    );
+    let w = whole(&p, 0);
+    // w is dead after the whole nest: no output of it.
+    assert_eq!(w.outputs, vec!["A".to_string()]);
+    // i (0), j (1) { k (2) }, j (3) { k (4) }: the second j loop first, so that the
+    // first keeps its position.
+    let folds = vec![Step::FoldScalar { at: 3 }, Step::FoldScalar { at: 1 }];
+    let t = apply(
+        &p,
+        w.region,
+        w.root,
+        &Recipe {
+            steps: folds.clone(),
+        },
+    )
+    .unwrap();
+    assert!(ir::verify::verify(&t.program).is_empty());
+    let c = nest_function_with(&t.program, &w, &t.root, CodegenOptions::default());
+    insta::assert_snapshot!(c);
+    assert!(!c.contains("w -=") && !c.contains("] = w"), "{c}");
+    // Folded, it is lu: the triangle interchange and the reduction interchange apply.
+    let mut steps = folds;
+    steps.extend([
+        Step::Interchange {
+            at: 3,
+            order: vec![1, 0],
+        },
+        Step::InterchangeTriangle { at: 1 },
+    ]);
+    apply(&p, w.region, w.root, &Recipe { steps }).unwrap();
+    // The pipeline's whole-nest stage finds the folds.
+    let parts =
+        ir::transform::compose::fold_parts(p.find_loop(w.region, w.root).expect("the whole nest"));
+    assert_eq!(
+        parts.iter().map(|x| x.anchor).collect::<Vec<_>>(),
+        vec![1, 3]
+    );
+}
+
+#[test]
+fn fold_scalar_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    let fold = |p: &ir::Program| {
+        let w = whole(p, 0);
+        apply(
+            p,
+            w.region,
+            w.root,
+            &Recipe {
+                steps: vec![Step::FoldScalar { at: 1 }],
+            },
+        )
+    };
+    // The loop reads the element itself: it would see the partial sum.
+    let p = factorization_with_a_temporary(dir.path(), "w -= A[i][k] * A[k][j] + A[i][j];", "");
+    let r = fold(&p).unwrap_err();
+    assert!(matches!(r, Refusal::Illegal { .. }), "{r}");
+    assert!(
+        r.to_string().contains("A[i][j] may be the same element"),
+        "{r}"
+    );
+    // The function reads w after the region.
+    let p =
+        factorization_with_a_temporary(dir.path(), "w -= A[i][k] * A[k][j];", "  A[0][0] = w;\n");
+    assert_eq!(p.regions[0].dead_after, vec!["n".to_string()]);
+    let r = fold(&p).unwrap_err();
+    assert!(
+        r.to_string().contains("may be read after the region"),
+        "{r}"
+    );
+    // k + 1 <= j < i stays above row i; k + 2 reaches it (k = j - 1, j = i - 1).
+    let p = factorization_with_a_temporary(dir.path(), "w -= A[i][k] * A[k + 1][j];", "");
+    fold(&p).unwrap();
+    let p = factorization_with_a_temporary(dir.path(), "w -= A[i][k] * A[k + 2][j];", "");
+    let r = fold(&p).unwrap_err();
+    assert!(
+        r.to_string()
+            .contains("A[k + 2][j] may be the same element"),
+        "{r}"
+    );
+    // Where nothing matches the pattern.
+    let g = load("gemm");
+    let gn = nests(&g).remove(0);
+    let r = apply(
+        &g,
+        gn.region,
+        gn.root,
+        &Recipe {
+            steps: vec![Step::FoldScalar { at: 0 }],
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(r, Refusal::NotApplicable { .. }), "{r}");
+}

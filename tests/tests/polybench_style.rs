@@ -10,6 +10,7 @@ const PROGRAMS: &[(&str, &str)] = &[
     ("linear-algebra/matvec-t", "matvec-t"),
     ("stencils/blur-2d", "blur-2d"),
     ("datamining/colnorm", "colnorm"),
+    ("linear-algebra/factor-w", "factor-w"),
 ];
 
 fn args(dir: &str, name: &str, extra: &[&str]) -> Vec<String> {

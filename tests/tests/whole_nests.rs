@@ -71,3 +71,55 @@ fn lu_is_tried_with_its_loops_reordered_as_a_whole() {
         assert!(tuned.contains("j = k + 1;"), "{tuned}");
     }
 }
+
+/// A factorization written against the PolyBench/C API with a scalar temporary
+/// (`w = A[i][j]; for k: w -= ..; A[i][j] = w / ..`, the fixture `factor-w`): the
+/// whole-nest stage folds the temporary into its element first, then reorders the
+/// loops into row updates; the tuned program dumps what the original dumps.
+#[test]
+fn a_factorization_with_a_temporary_is_folded_then_reordered() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let root = workspace().join("tests/fixtures/polybench-style");
+    let kernel = root.join("linear-algebra/factor-w");
+    std::fs::copy(kernel.join("factor-w.c"), d.join("factor-w.c")).unwrap();
+    let program = |source: &str| {
+        strings(&[
+            source,
+            &root.join("utilities/polybench.c").display().to_string(),
+            &format!("-I{}", root.join("utilities").display()),
+            &format!("-I{}", kernel.display()),
+            "-DSMALL_DATASET",
+            "-lm",
+        ])
+    };
+    let mut args = strings(&["apply", "--repetitions", "5", "--report", "r.json"]);
+    args.extend(program("factor-w.c"));
+    let out = tune(&args, d);
+    assert_eq!(out.code, 0, "{}", out.stderr_text());
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let w = &r["wholes"][0];
+    assert_eq!(w["nest"], "whole0", "{r}");
+    let reordered = w["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["from"]["nest"] == "loops reordered into row updates")
+        .unwrap_or_else(|| panic!("not tried: {w}"));
+    let steps = reordered["recipe"]["steps"].to_string();
+    assert!(
+        steps.contains("fold_scalar") && steps.contains("interchange_triangle"),
+        "{steps}"
+    );
+    assert_eq!(reordered["verdict"], "verified", "{reordered}");
+    let mut want_args = program("factor-w.c");
+    want_args.push("-DPOLYBENCH_DUMP_ARRAYS".into());
+    let want = cc_run(&want_args, &["-ffp-contract=off"], d);
+    let mut got_args = program("factor-w.tuned.c");
+    got_args.push("-DPOLYBENCH_DUMP_ARRAYS".into());
+    let got = cc_run(&got_args, &["-fopenmp", "-ffp-contract=off"], d);
+    assert_eq!((want.code, got.code), (0, 0));
+    assert!(!want.stderr.is_empty());
+    assert_eq!(got.stderr, want.stderr, "the dumps differ");
+}

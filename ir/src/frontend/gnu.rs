@@ -8,6 +8,8 @@
 //! it is. The generated program is spliced into the original text, never this copy, so
 //! the compiler still sees every attribute.
 
+use crate::source::is_ident;
+
 /// The text the parser reads: `text` with `__attribute__((...))` and `__extension__`
 /// blanked and `__int128` spelled as a type of the same length.
 pub fn parser_text(text: &str) -> String {
@@ -210,10 +212,6 @@ fn implicit_int_starts(bytes: &[u8]) -> Vec<usize> {
         i += 1;
     }
     found
-}
-
-fn is_ident(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_'
 }
 
 fn ident_end(bytes: &[u8], mut i: usize) -> usize {

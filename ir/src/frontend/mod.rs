@@ -336,6 +336,7 @@ pub fn parse_preprocessed_with(pp: Preprocessed, opts: &FrontendOptions) -> Resu
         let index = regions.len();
         let start = pp.location(r.start);
         let end = pp.location(r.end);
+        let dead_after = dead_after(r, &body, &pp.text);
         regions.push(Region {
             index,
             function: declarator_name(&fdef.declarator.node).unwrap_or_default(),
@@ -348,6 +349,7 @@ pub fn parse_preprocessed_with(pp: Preprocessed, opts: &FrontendOptions) -> Resu
                 col: end.col,
             },
             body,
+            dead_after,
         });
         let fstart = pp.line_start(r.function.span.start);
         texts.push(RegionText {
@@ -379,6 +381,11 @@ pub fn parse_preprocessed_with(pp: Preprocessed, opts: &FrontendOptions) -> Resu
             s.written |= w;
         }
     }
+    for region in &mut regions {
+        region
+            .dead_after
+            .retain(|n| scalars.iter().any(|s| &s.name == n));
+    }
     let program = Program {
         name,
         file: pp.file.clone(),
@@ -395,6 +402,51 @@ pub fn parse_preprocessed_with(pp: Preprocessed, opts: &FrontendOptions) -> Resu
         source: pp,
         regions: texts,
     })
+}
+
+/// The scalars of region `r` (lowered as `body`) whose values at its end nobody
+/// reads: declared in its function (a parameter, or a local before the region that is
+/// not `static`) and not named in the function's text after the region. A global, or a
+/// name the rest of the function mentions, may be read.
+fn dead_after(r: &FoundRegion, body: &[Node], text: &str) -> Vec<String> {
+    let fdef = &r.function.node;
+    let mut declared: BTreeSet<String> = BTreeSet::new();
+    if let Some(params) = function_params(&fdef.declarator.node) {
+        for p in params {
+            if let Some(name) = p
+                .node
+                .declarator
+                .as_ref()
+                .and_then(|d| declarator_name(&d.node))
+            {
+                declared.insert(name);
+            }
+        }
+    }
+    declared.extend(kr_parameters(&fdef.declarator.node));
+    for d in &r.decls {
+        let is_static = d.specifiers.iter().any(|s| {
+            matches!(&s.node, DeclarationSpecifier::StorageClass(c)
+                if c.node == StorageClassSpecifier::Static)
+        });
+        if !is_static {
+            declared.extend(
+                d.declarators
+                    .iter()
+                    .filter_map(|i| declarator_name(&i.node.declarator.node)),
+            );
+        }
+    }
+    let after = text.get(r.end..r.function.span.end).unwrap_or("");
+    let mut out: Vec<String> = declared
+        .into_iter()
+        .filter(|n| {
+            let (read, written) = scalar_use(body, n);
+            (read || written) && !crate::source::mentions_word(after, n)
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 /// Whether a scalar is read / written in a body.

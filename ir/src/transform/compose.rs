@@ -116,6 +116,38 @@ pub fn order_parts(root: &Loop) -> Vec<Part> {
     out
 }
 
+/// The parts that fold scalar accumulators into the elements they are stored to
+/// (`Step::FoldScalar`): each loop whose body holds `w = X; loop; X = f(w)`. Run
+/// before [`order_parts`]: a factorization written with a temporary then has the shape
+/// of a row update.
+pub fn fold_parts(root: &Loop) -> Vec<Part> {
+    use crate::program::{AssignOp, Expr, Node};
+    let all: Vec<&Loop> = std::iter::once(root).chain(loops(&root.body)).collect();
+    let mut out = Vec::new();
+    for (at, l) in all.iter().enumerate() {
+        let folds = l.body.windows(3).any(|w| match w {
+            [Node::Assign(first), Node::Loop(_), Node::Assign(last)] => {
+                matches!((&first.target, &first.value), (Expr::Var(v), Expr::Access { .. })
+                    if first.op == AssignOp::Set
+                        && last.op == AssignOp::Set
+                        && last.target == first.value
+                        && last.value.mentions(v))
+            }
+            _ => false,
+        });
+        if folds {
+            out.push(Part {
+                anchor: at,
+                what: format!("the accumulators of '{}' folded into their elements", l.var),
+                alternatives: vec![Recipe {
+                    steps: vec![Step::FoldScalar { at }],
+                }],
+            });
+        }
+    }
+    out
+}
+
 /// The parts that fuse neighbouring loops with the same header (after a reordering,
 /// the `k` loops of two parts of a row update: each row `k` is then read once).
 pub fn fusion_parts(root: &Loop) -> Vec<Part> {

@@ -32,6 +32,11 @@
 //!   one (parts that such a dependence links stay together);
 //! - fusion: no dependence between the two loops becomes backwards (re-analysed on the
 //!   fused loop);
+//! - folding a scalar accumulator into its element (`w = X; loop; X = f(w)` into
+//!   `loop; X = f(X)`): the same operations in the same order; refused when another
+//!   access of the array in the loop may be the element (apart over the ranges of the
+//!   loops around it), or when a read of the scalar may see what it held
+//!   (`transform/fold_scalar.rs`);
 //! - skewing: always legal (it renames iterations, the order stays);
 //! - interchange of a triangle (`j { k < j { S }; T }` into `k { T; j > k { S } }`): no
 //!   dependence `<` on `j` and `>` on `k` between the `S`, and no `T(j1)` that may
@@ -55,6 +60,7 @@ use std::collections::{BTreeSet, HashMap};
 mod band;
 pub mod compose;
 mod fission;
+mod fold_scalar;
 mod fuse;
 mod interchange;
 mod parallel;
@@ -71,6 +77,7 @@ mod unroll_jam;
 
 use band::*;
 use fission::*;
+use fold_scalar::*;
 use fuse::*;
 use interchange::*;
 use parallel::*;
@@ -129,6 +136,10 @@ pub enum Step {
     /// Keeps the array elements that loop `at` writes and that do not move with it in
     /// local scalars: loaded before the loop, stored after it.
     ScalarReplace { at: usize },
+    /// Folds the scalar accumulators of loop `at`'s body into the array elements they
+    /// are stored to: `w = X; loop { w -= e } X = f(w);` into `loop { X -= e } X = f(X);`
+    /// (`transform/fold_scalar.rs`).
+    FoldScalar { at: usize },
     /// Distributes loop `at` over the top-level statements and loops of its body.
     Fission { at: usize },
     /// Fuses loop `at` with the loop right after it (same header).
@@ -178,6 +189,7 @@ impl Step {
             | Step::Unroll { at, .. }
             | Step::UnrollJam { at, .. }
             | Step::ScalarReplace { at }
+            | Step::FoldScalar { at }
             | Step::Fission { at }
             | Step::Fuse { at }
             | Step::InterchangeTriangle { at }
@@ -198,6 +210,7 @@ impl Step {
             | Step::Unroll { at: a, .. }
             | Step::UnrollJam { at: a, .. }
             | Step::ScalarReplace { at: a }
+            | Step::FoldScalar { at: a }
             | Step::Fission { at: a }
             | Step::Fuse { at: a }
             | Step::InterchangeTriangle { at: a }
@@ -275,7 +288,11 @@ pub fn apply(
         let names = used_names(&prog);
         // The program the analysis describes, for steps that ask the dependence
         // system more than the direction vectors.
-        let snapshot = matches!(step, Step::InterchangeTriangle { .. }).then(|| prog.clone());
+        let snapshot = matches!(
+            step,
+            Step::InterchangeTriangle { .. } | Step::FoldScalar { .. }
+        )
+        .then(|| prog.clone());
         let Program {
             arrays,
             scalars,
@@ -435,6 +452,7 @@ fn apply_step(nest: &mut Loop, step: &Step, cx: &mut Ctx) -> Result<Option<Post>
             unroll_jam(loop_at_mut(nest, at).expect("loop"), *factor, cx)?
         }
         Step::ScalarReplace { .. } => scalar_replace(nest, at, cx)?,
+        Step::FoldScalar { .. } => fold_scalar(nest, at, cx)?,
         Step::Fission { .. } => fission(nest, at, cx)?,
         Step::Fuse { .. } => return fuse(nest, at, cx).map(Some),
         Step::Skew { factor, .. } => skew(loop_at_mut(nest, at).expect("loop"), *factor, cx)?,

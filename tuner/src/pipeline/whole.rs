@@ -21,7 +21,8 @@
 use super::*;
 use ir::codegen::Nest;
 use ir::transform::compose::{
-    compose, compose_after, fusion_parts, moved, order_parts, position, reduction_parts, Part,
+    compose, compose_after, fold_parts, fusion_parts, moved, order_parts, position,
+    reduction_parts, Part,
 };
 
 impl Pipeline {
@@ -240,10 +241,17 @@ fn whole_recipes(
     // Loops reordered, then loops with the same header fused, then the innermost
     // reductions of the result vectorized: each stage's parts are found on the nest as
     // the stages before leave it.
-    let orders = order_parts(root);
+    // A factorization written with temporaries (`w = A[i][j]; for k: w -= ..;
+    // A[i][j] = w / ..`) has its accumulators folded into their elements first.
+    let apply = |r: &Recipe| ir::transform::apply(program, whole.region, whole.root, r).ok();
+    let folds = fold_parts(root);
+    let (folded, folds_left_out) = compose(program, whole.region, whole.root, &folds);
+    let folded_root = apply(&folded).map(|t| t.root);
+    let orders = order_parts(folded_root.as_ref().unwrap_or(root));
     if !orders.is_empty() {
-        let apply = |r: &Recipe| ir::transform::apply(program, whole.region, whole.root, r).ok();
-        let (mut recipe, mut left_out) = compose(program, whole.region, whole.root, &orders);
+        let (mut recipe, mut left_out) =
+            compose_after(program, whole.region, whole.root, folded, &orders);
+        left_out.extend(folds_left_out);
         add(
             "loops reordered into row updates",
             (recipe.clone(), left_out.clone()),

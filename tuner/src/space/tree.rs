@@ -135,6 +135,7 @@ pub fn next_steps(t: Target, prefix: &Recipe) -> Vec<Step> {
             cands.push(Step::UnrollJam { at, factor });
         }
         cands.push(Step::ScalarReplace { at });
+        cands.push(Step::FoldScalar { at });
         cands.push(Step::Fission { at });
         cands.push(Step::Fuse { at });
         cands.push(Step::Skew { at, factor: 1 });

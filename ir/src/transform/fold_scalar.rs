@@ -1,0 +1,311 @@
+//! Folding a scalar accumulator into the array element it is stored to, the reverse of
+//! scalar replacement: in the body of loop `at`,
+//! `w = X; for (...) { .. w -= e .. } X = f(w);` becomes
+//! `for (...) { .. X -= e .. } X = f(X);` (where `f(w)` is `w`, the store goes).
+//!
+//! A factorization written with a temporary (`w = A[i][j]; for k: w -= A[i][k] *
+//! A[k][j]; A[i][j] = w / A[j][j];`) then has the shape of a row update, which the
+//! triangle and reduction interchanges take. The same operations run on the same values
+//! in the same order, so the results are bit for bit the user's.
+//!
+//! Legal when, for every pattern folded:
+//! - `w` has the element type of `X`'s array (the accumulation rounds alike);
+//! - `X`'s subscripts stay fixed over the inner loop (they name nothing it writes);
+//! - no other access of the array in the inner loop can be `X`'s element: apart in
+//!   some dimension for every iteration of the loops around it ([`apart`], the loops'
+//!   ranges substituted from the innermost out);
+//! - nobody reads what `w` held: every read of `w` in the region, after the fold, comes
+//!   after an assignment `w = ..` in its own statement list or one around it, and `w`
+//!   is declared in the region or dead after it ([`crate::program::Region::dead_after`]).
+
+use super::*;
+use crate::program::Region;
+
+pub(crate) fn fold_scalar(nest: &mut Loop, at: usize, cx: &mut Ctx) -> Result<(), Refusal> {
+    let around = enclosing(nest, at);
+    let l = loop_at_mut(nest, at).expect("loop");
+    if l.has_openmp() {
+        return Err(cx.na(format!("loop '{}' carries an OpenMP directive", l.var)));
+    }
+    let mut chain = around;
+    chain.push(l.clone());
+    let mut folded: Vec<String> = Vec::new();
+    let mut reasons: Vec<String> = Vec::new();
+    let mut p = 0;
+    while p + 2 < l.body.len() {
+        match fold_at(&l.body, p, &chain, cx) {
+            Some(Ok((w, replaced))) => {
+                let end = p + 3;
+                l.body.splice(p..end, replaced);
+                folded.push(w);
+            }
+            Some(Err(why)) => reasons.push(why),
+            None => {}
+        }
+        p += 1;
+    }
+    if folded.is_empty() {
+        return Err(if reasons.is_empty() {
+            cx.na(format!(
+                "loop '{}' holds no `w = X; loop; X = f(w)` to fold",
+                l.var
+            ))
+        } else {
+            cx.illegal(reasons.join("; "))
+        });
+    }
+    // Nobody reads what the folded scalars held.
+    let (program, region) = cx.before.expect("the program before the step");
+    let region = &program.regions[region];
+    for w in &folded {
+        let local = cx
+            .scalars
+            .iter()
+            .any(|s| &s.name == w && s.origin == ScalarOrigin::Local);
+        if !local && !region.dead_after.contains(w) {
+            return Err(cx.illegal(format!(
+                "'{w}' may be read after the region (it is not declared in its function, \
+                 or the function names it after the region)"
+            )));
+        }
+        if !reads_follow_writes(region, nest, w) {
+            return Err(cx.illegal(format!(
+                "a read of '{w}' may see the value it held after the folded loop"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The pattern `w = X; loop; X = f(w)` at `body[p..p + 3]`, folded: the scalar and the
+/// statements that replace the three; None where there is no such pattern, an error
+/// where folding it would not be legal.
+fn fold_at(
+    body: &[Node],
+    p: usize,
+    chain: &[Loop],
+    cx: &Ctx,
+) -> Option<Result<(String, Vec<Node>), String>> {
+    let (Node::Assign(first), Node::Loop(inner), Some(Node::Assign(last))) =
+        (&body[p], &body[p + 1], body.get(p + 2))
+    else {
+        return None;
+    };
+    let Expr::Var(w) = &first.target else {
+        return None;
+    };
+    let x = &first.value;
+    let Expr::Access { array, indices } = x else {
+        return None;
+    };
+    if first.op != AssignOp::Set
+        || last.op != AssignOp::Set
+        || &last.target != x
+        || !last.value.mentions(w)
+        || x.mentions(w)
+    {
+        return None;
+    }
+    let shown = crate::print::expr(x);
+    let dtype_of_w = cx.scalars.iter().find(|s| &s.name == w).map(|s| s.dtype);
+    let dtype_of_x = cx.arrays.iter().find(|a| &a.name == array).map(|a| a.dtype);
+    if dtype_of_w.is_none() || dtype_of_w != dtype_of_x {
+        return Some(Err(format!(
+            "'{w}' and {shown} are of different types: the accumulation would round otherwise"
+        )));
+    }
+    if crate::program::has_opaque(&inner.body) {
+        return Some(Err(format!("loop '{}' holds glue", inner.var)));
+    }
+    let mut moving = crate::deps::written_names(&inner.body);
+    moving.insert(inner.var.clone());
+    for y in crate::program::loops(&inner.body) {
+        moving.insert(y.var.clone());
+    }
+    if indices.iter().any(|e| moving.iter().any(|m| e.mentions(m))) {
+        return Some(Err(format!(
+            "the subscripts of {shown} move in loop '{}'",
+            inner.var
+        )));
+    }
+    if inner.init.mentions(array) || inner.bound.mentions(array) {
+        return Some(Err(format!("the bounds of '{}' read '{array}'", inner.var)));
+    }
+    // Every other access of the array inside: apart from X's element.
+    let mut loops = chain.to_vec();
+    loops.push(inner.clone());
+    let mut clash: Option<String> = None;
+    accesses_under(&inner.body, &mut loops, &mut |e, around| {
+        if clash.is_some() {
+            return;
+        }
+        if let Expr::Access {
+            array: a,
+            indices: idx,
+        } = e
+        {
+            if a == array && !distinct(indices, idx) && !apart(around, indices, idx) {
+                clash = Some(crate::print::expr(e));
+            }
+        }
+    });
+    if let Some(y) = clash {
+        return Some(Err(format!("{y} may be the same element as {shown}")));
+    }
+    let mut new_inner = inner.clone();
+    rewrite_nodes(&mut new_inner.body, &mut |e| {
+        matches!(e, Expr::Var(v) if v == w).then(|| x.clone())
+    });
+    let mut value = last.value.clone();
+    rewrite(&mut value, &mut |e| {
+        matches!(e, Expr::Var(v) if v == w).then(|| x.clone())
+    });
+    let mut out = vec![Node::Loop(new_inner)];
+    if &value != x {
+        out.push(Node::Assign(Assign {
+            value,
+            ..last.clone()
+        }));
+    }
+    Some(Ok((w.clone(), out)))
+}
+
+/// The loops from `root` down to (not including) the loop at position `at`.
+fn enclosing(root: &Loop, at: usize) -> Vec<Loop> {
+    let mut out = Vec::new();
+    if at == 0 {
+        return out;
+    }
+    out.push(root.clone());
+    let Some(route) = locate(root, at) else {
+        return out;
+    };
+    let mut body = &root.body;
+    for (i, via) in &route[..route.len() - 1] {
+        body = match (&body[*i], via) {
+            (Node::Loop(l), _) => {
+                out.push(l.clone());
+                &l.body
+            }
+            (Node::Block(b), _) => b,
+            (Node::If(x), Via::Then) => &x.then_body,
+            (Node::If(x), _) => &x.else_body,
+            _ => unreachable!("routes lead through containers"),
+        };
+    }
+    out
+}
+
+/// Calls `f` on every array access under `body` with the loops around it (`loops`
+/// first, then those inside `body` that enclose it).
+fn accesses_under(body: &[Node], loops: &mut Vec<Loop>, f: &mut dyn FnMut(&Expr, &[Loop])) {
+    fn visit(e: &Expr, loops: &[Loop], f: &mut dyn FnMut(&Expr, &[Loop])) {
+        e.walk(&mut |x| {
+            if matches!(x, Expr::Access { .. }) {
+                f(x, loops)
+            }
+        })
+    }
+    for n in body {
+        match n {
+            Node::Assign(a) => {
+                visit(&a.target, loops, f);
+                visit(&a.value, loops, f);
+            }
+            Node::Decl(d) => {
+                if let Some(i) = &d.init {
+                    visit(i, loops, f);
+                }
+            }
+            Node::If(i) => {
+                visit(&i.cond, loops, f);
+                accesses_under(&i.then_body, loops, f);
+                accesses_under(&i.else_body, loops, f);
+            }
+            Node::Loop(l) => {
+                visit(&l.init, loops, f);
+                visit(&l.bound, loops, f);
+                loops.push(l.clone());
+                accesses_under(&l.body, loops, f);
+                loops.pop();
+            }
+            Node::Block(b) => accesses_under(b, loops, f),
+            Node::Opaque(_) => {}
+        }
+    }
+}
+
+/// The least and greatest value of loop `l`'s variable, as affine expressions of the
+/// loops around it and the parameters (None for a header of another form).
+fn range(l: &Loop) -> Option<(Affine, Affine)> {
+    let init = affine_of(&l.init, &|_| true)?;
+    let bound = affine_of(&l.bound, &|_| true)?;
+    match (l.step > 0, l.cmp) {
+        (true, LoopCmp::Lt) => Some((init, bound.add(&Affine::constant(-1))?)),
+        (true, LoopCmp::Le) => Some((init, bound)),
+        (false, LoopCmp::Gt) => Some((bound.add(&Affine::constant(1))?, init)),
+        (false, LoopCmp::Ge) => Some((bound, init)),
+        _ => None,
+    }
+}
+
+/// Two subscript lists name different elements in every iteration of `loops`
+/// (outermost first): in some dimension their difference keeps one sign, its greatest
+/// value below zero or its least above, found by putting each loop variable, from the
+/// innermost out, at the end of its range that makes the difference greatest (least).
+/// `A[k][j]` against `A[i][j]` under `j < i`, `k < j`: `k - i <= (j - 1) - i <= -2`.
+fn apart(loops: &[Loop], a: &[Expr], b: &[Expr]) -> bool {
+    let extreme = |d: &Affine, greatest: bool| -> Option<Affine> {
+        let mut d = d.clone();
+        for l in loops.iter().rev() {
+            let c = d.coeff(&l.var);
+            if c == 0 {
+                continue;
+            }
+            let (least, most) = range(l)?;
+            let end = if (c > 0) == greatest { most } else { least };
+            let mut rest = d.clone();
+            rest.coeffs.remove(&l.var);
+            d = rest.add(&end.scale(c)?)?;
+        }
+        Some(d)
+    };
+    a.iter().zip(b).any(|(x, y)| {
+        let Some(d) = affine_of(x, &|_| true).and_then(|x| x.sub(&affine_of(y, &|_| true)?)) else {
+            return false;
+        };
+        extreme(&d, true).is_some_and(|m| m.is_constant() && m.constant < 0)
+            || extreme(&d, false).is_some_and(|m| m.is_constant() && m.constant > 0)
+    })
+}
+
+/// Whether every read of scalar `w` in `region`, with its nest replaced by `nest` (the
+/// loop of the same id), comes after an assignment `w = ..` (not reading `w`) in its
+/// own statement list or in one around it.
+fn reads_follow_writes(region: &Region, nest: &Loop, w: &str) -> bool {
+    let mut body = region.body.clone();
+    let mut replaced = false;
+    replace_loop(&mut body, nest, &mut replaced);
+    replaced && crate::program::reads_set_first(&body, w, None)
+}
+
+fn replace_loop(body: &mut [Node], nest: &Loop, done: &mut bool) {
+    for n in body.iter_mut() {
+        if *done {
+            return;
+        }
+        match n {
+            Node::Loop(l) if l.id == nest.id => {
+                *l = nest.clone();
+                *done = true;
+            }
+            Node::Loop(l) => replace_loop(&mut l.body, nest, done),
+            Node::Block(b) => replace_loop(b, nest, done),
+            Node::If(i) => {
+                replace_loop(&mut i.then_body, nest, done);
+                replace_loop(&mut i.else_body, nest, done);
+            }
+            Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => {}
+        }
+    }
+}
