@@ -2,7 +2,7 @@
 //! model and database unless TUNE_BENCH_DB / TUNE_BENCH_MODEL say otherwise) on the
 //! dataset program, then the original under gcc and Polly (sequential, and with
 //! `-polly-parallel` and OpenMP: the faster of the two is Polly's column, both are on the
-//! row) and the tuned program under gcc + OpenMP, timed in one rotation. Prints per-kernel speedups over gcc, their
+//! row) and the tuned program under gcc (+ OpenMP where it has directives), timed in one rotation. Prints per-kernel speedups over gcc, their
 //! geomeans, measured variants per nest, tuning wall time, and gemm's GFLOP/s (the
 //! region's cold run: the median and the best of the rotation's runs, and its nest warm
 //! as `tune apply` measured it) against the machine's peak (itself the best of its runs).

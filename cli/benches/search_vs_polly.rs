@@ -1,6 +1,6 @@
 //! Schedule search against the compilers: per kernel, `tune search --budget N -o` on the
 //! dataset program, then the original under gcc and Polly and the searched program
-//! under gcc + OpenMP, timed in one rotation. Prints per-kernel speedups over gcc and
+//! under gcc (+ OpenMP where it has directives), timed in one rotation. Prints per-kernel speedups over gcc and
 //! their geomeans.
 //!
 //! Run: `cargo bench -p tuner --bench search_vs_polly`

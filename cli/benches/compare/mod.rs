@@ -2,7 +2,8 @@
 //! `tune` writes the tuned program; then, in one run, the original built with
 //! `gcc -O3 -march=native`, the original built with Polly
 //! (`clang-19 -O3 -march=native -mllvm -polly`) and the tuned program built with
-//! `gcc -O3 -march=native -fopenmp` are run in rotation. Each binary times the region
+//! `gcc -O3 -march=native` (and `-fopenmp` where it has OpenMP directives) are run in
+//! rotation. Each binary times the region
 //! itself (timer calls inserted around `#pragma scop` ... `#pragma endscop` in a copy of
 //! the source), so program set-up and output are not counted.
 //!
@@ -330,8 +331,9 @@ pub fn geomean(v: &[f64]) -> f64 {
 }
 
 /// Builds and runs the four variants of one kernel (gcc, Polly sequential, Polly with
-/// `-polly-parallel` and OpenMP, the tuned program under gcc + OpenMP); `tuned` is the
-/// tuned source.
+/// `-polly-parallel` and OpenMP, the tuned program under gcc, with OpenMP where its
+/// source has an OpenMP directive: a file tune gave back unchanged is built as the
+/// user's); `tuned` is the tuned source.
 pub fn measure_kernel(s: &Setup, kernel: &str, tuned: &Path) -> [Binary; 4] {
     let dir = s.out.join(kernel);
     std::fs::create_dir_all(&dir).expect("kernel folder");
@@ -340,6 +342,14 @@ pub fn measure_kernel(s: &Setup, kernel: &str, tuned: &Path) -> [Binary; 4] {
     timed_copy(&s.source(kernel), &orig_t);
     timed_copy(tuned, &tuned_t);
     let preset = s.preset_flag();
+    let openmp = std::fs::read_to_string(tuned)
+        .expect("the tuned source")
+        .contains("#pragma omp");
+    let tuned_flags: &[&str] = if openmp {
+        &["-O3", "-march=native", "-fopenmp"]
+    } else {
+        &["-O3", "-march=native"]
+    };
     let builds: [(&str, &[&str], &Path, &str); 4] = [
         ("gcc", &["-O3", "-march=native"], &orig_t, "gcc.exe"),
         (
@@ -362,12 +372,7 @@ pub fn measure_kernel(s: &Setup, kernel: &str, tuned: &Path) -> [Binary; 4] {
             &orig_t,
             "polly-par.exe",
         ),
-        (
-            "gcc",
-            &["-O3", "-march=native", "-fopenmp"],
-            &tuned_t,
-            "tuned.exe",
-        ),
+        ("gcc", tuned_flags, &tuned_t, "tuned.exe"),
     ];
     let mut bins = builds.map(|(cc, flags, src, exe)| {
         let exe = dir.join(exe);
