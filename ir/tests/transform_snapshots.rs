@@ -919,6 +919,33 @@ fn fold_scalar_refusals() {
             .contains("A[k + 2][j] may be the same element"),
         "{r}"
     );
+    // The store reads the element's old value another way: A[i][i] = w / A[i][i]
+    // would divide by the folded sum.
+    let path = dir.path().join("diag.c");
+    std::fs::write(
+        &path,
+        "void f(int n, double A[64][64]) {\n  int i, k;\n  double w;\n#pragma scop\n  \
+         for (i = 0; i < n; i++) {\n    w = A[i][i];\n    for (k = 0; k < i; k++)\n      \
+         w -= A[i][k] * A[k][i];\n    A[i][i] = w / A[i][i];\n  }\n#pragma endscop\n}\n",
+    )
+    .unwrap();
+    let p = ir::load(&path.display().to_string(), &Default::default())
+        .unwrap()
+        .program;
+    let n = &nests(&p);
+    let r = apply(
+        &p,
+        n[0].region,
+        n[0].root,
+        &Recipe {
+            steps: vec![Step::FoldScalar { at: 0 }],
+        },
+    )
+    .unwrap_err();
+    assert!(
+        r.to_string().contains("A[i][i] may be the same element"),
+        "{r}"
+    );
     // Where nothing matches the pattern.
     let g = load("gemm");
     let gn = nests(&g).remove(0);

@@ -11,9 +11,10 @@
 //! Legal when, for every pattern folded:
 //! - `w` has the element type of `X`'s array (the accumulation rounds alike);
 //! - `X`'s subscripts stay fixed over the inner loop (they name nothing it writes);
-//! - no other access of the array in the inner loop can be `X`'s element: apart in
-//!   some dimension for every iteration of the loops around it ([`apart`], the loops'
-//!   ranges substituted from the innermost out);
+//! - no other access of the array in the inner loop, or in the store after it, can be
+//!   `X`'s element: apart in some dimension for every iteration of the loops around it
+//!   ([`apart`], the loops' ranges substituted from the innermost out);
+//! - no OpenMP directive in the inner loop (its clauses may name `w`);
 //! - nobody reads what `w` held: every read of `w` in the region, after the fold, comes
 //!   after an assignment `w = ..` in its own statement list or one around it, and `w`
 //!   is declared in the region or dead after it ([`crate::program::Region::dead_after`]).
@@ -117,6 +118,16 @@ fn fold_at(
     if crate::program::has_opaque(&inner.body) {
         return Some(Err(format!("loop '{}' holds glue", inner.var)));
     }
+    if inner.has_openmp()
+        || crate::program::loops(&inner.body)
+            .iter()
+            .any(|y| y.has_openmp())
+    {
+        return Some(Err(format!(
+            "loop '{}' carries an OpenMP directive (its clauses may name '{w}')",
+            inner.var
+        )));
+    }
     let mut moving = crate::deps::written_names(&inner.body);
     moving.insert(inner.var.clone());
     for y in crate::program::loops(&inner.body) {
@@ -145,6 +156,22 @@ fn fold_at(
         } = e
         {
             if a == array && !distinct(indices, idx) && !apart(around, indices, idx) {
+                clash = Some(crate::print::expr(e));
+            }
+        }
+    });
+    // The store after the loop reads the element's old value through `w` only: any
+    // other access of the array there must be apart from it as well.
+    last.value.walk(&mut |e| {
+        if clash.is_some() {
+            return;
+        }
+        if let Expr::Access {
+            array: a,
+            indices: idx,
+        } = e
+        {
+            if a == array && !distinct(indices, idx) && !apart(chain, indices, idx) {
                 clash = Some(crate::print::expr(e));
             }
         }
