@@ -323,8 +323,7 @@ fn describe_nest(
             .written
             .iter()
             .filter(|w| {
-                u.arrays.contains(w)
-                    || (u.vars.contains(w) && !region.dead_after_loop(&program.scalars, root.id, w))
+                u.arrays.contains(w) || (u.vars.contains(w) && !region.dead_after_loop(root.id, w))
             })
             .cloned()
             .collect(),

@@ -796,28 +796,23 @@ pub struct Region {
 
 impl Region {
     /// Whether nobody reads the value scalar `name` holds when loop `id` of the region
-    /// ends: it is declared in the region or dead after it ([`Region::dead_after`]),
-    /// and every read of it after the loop comes after an assignment `name = ..`
-    /// ([`reads_set_first`]).
-    pub fn dead_after_loop(&self, scalars: &[Scalar], id: usize, name: &str) -> bool {
-        let local = scalars
-            .iter()
-            .any(|s| s.name == name && s.origin == ScalarOrigin::Local);
-        (local || self.dead_after.iter().any(|d| d == name))
-            && reads_set_first(&self.body, name, Some(id))
+    /// ends: it is dead after the region ([`Region::dead_after`]), and every read of it
+    /// after the loop comes after an assignment `name = ..` ([`reads_set_first`]).
+    pub fn dead_after_loop(&self, id: usize, name: &str) -> bool {
+        self.dead_after.iter().any(|d| d == name) && reads_set_first(&self.body, name, &[id])
     }
 }
 
 /// Whether every read of scalar `w` in `body` comes after an assignment `w = ..` (that
 /// does not read `w`) in its own statement list or one around it: what `w` held before
-/// is never read. With `kill`, loop `kill` leaves `w` holding a value that must not be
-/// read either: after it, and through the loops around it (their next iterations run
-/// after it), reads need an assignment of their own.
-pub fn reads_set_first(body: &[Node], w: &str, kill: Option<usize>) -> bool {
-    fn holds(l: &Loop, id: usize) -> bool {
-        l.id == id || loops(&l.body).iter().any(|x| x.id == id)
+/// is never read. Each loop of `kill` leaves `w` holding a value that must not be read
+/// either: after it, and through the loops around it (their next iterations run after
+/// it, and their conditions are read again), reads need an assignment of their own.
+pub fn reads_set_first(body: &[Node], w: &str, kill: &[usize]) -> bool {
+    fn holds(body: &[Node], kill: &[usize]) -> bool {
+        loops(body).iter().any(|x| kill.contains(&x.id))
     }
-    fn go(body: &[Node], w: &str, kill: Option<usize>, mut assigned: bool) -> bool {
+    fn go(body: &[Node], w: &str, kill: &[usize], mut assigned: bool) -> bool {
         for n in body {
             match n {
                 Node::Assign(a) => {
@@ -831,10 +826,11 @@ pub fn reads_set_first(body: &[Node], w: &str, kill: Option<usize>) -> bool {
                     assigned |= sets;
                 }
                 Node::Loop(l) => {
-                    if (l.init.mentions(w) || l.bound.mentions(w)) && !assigned {
+                    let header = l.init.mentions(w) || l.bound.mentions(w);
+                    if header && !assigned {
                         return false;
                     }
-                    if kill.is_some_and(|k| l.id == k) {
+                    if kill.contains(&l.id) {
                         // Run again (inside a loop), it reads what it left.
                         if !go(&l.body, w, kill, false) {
                             return false;
@@ -842,19 +838,18 @@ pub fn reads_set_first(body: &[Node], w: &str, kill: Option<usize>) -> bool {
                         assigned = false;
                         continue;
                     }
-                    let killing = kill.is_some_and(|k| holds(l, k));
+                    let killing = holds(&l.body, kill);
+                    // Its condition is read again after a kill inside.
+                    if killing && l.bound.mentions(w) {
+                        return false;
+                    }
                     if !go(&l.body, w, kill, assigned && !killing) {
                         return false;
                     }
                     assigned &= !killing;
                 }
                 Node::If(i) => {
-                    let killing = kill.is_some_and(|k| {
-                        loops(&i.then_body)
-                            .iter()
-                            .chain(loops(&i.else_body).iter())
-                            .any(|x| x.id == k)
-                    });
+                    let killing = holds(&i.then_body, kill) || holds(&i.else_body, kill);
                     if (i.cond.mentions(w) && !assigned)
                         || !go(&i.then_body, w, kill, assigned)
                         || !go(&i.else_body, w, kill, assigned)
@@ -864,7 +859,7 @@ pub fn reads_set_first(body: &[Node], w: &str, kill: Option<usize>) -> bool {
                     assigned &= !killing;
                 }
                 Node::Block(b) => {
-                    let killing = kill.is_some_and(|k| loops(b).iter().any(|x| x.id == k));
+                    let killing = holds(b, kill);
                     if !go(b, w, kill, assigned) {
                         return false;
                     }

@@ -279,6 +279,17 @@ pub(crate) fn is_ident(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
 
+/// Whether `text` takes the address of `word` (`&word`, spaces allowed between).
+pub fn address_taken(text: &str, word: &str) -> bool {
+    let bytes = text.as_bytes();
+    text.match_indices(word).any(|(at, _)| {
+        let end = at + word.len();
+        let whole =
+            (at == 0 || !is_ident(bytes[at - 1])) && (end == bytes.len() || !is_ident(bytes[end]));
+        whole && text[..at].trim_end().ends_with('&') && !text[..at].trim_end().ends_with("&&")
+    })
+}
+
 /// Whether `text` names `word` as a whole identifier (not inside a longer one).
 pub fn mentions_word(text: &str, word: &str) -> bool {
     let bytes = text.as_bytes();
@@ -317,5 +328,8 @@ mod tests {
         assert!(mentions_word("w", "w"));
         assert!(!mentions_word("  wx = w_2 + aw;", "w"));
         assert!(!mentions_word("", "w"));
+        assert!(address_taken("double w, *p = & w;", "w"));
+        assert!(!address_taken("x = a && w;", "w"));
+        assert!(!address_taken("x = a & wz;", "w"));
     }
 }

@@ -946,6 +946,63 @@ fn fold_scalar_refusals() {
         r.to_string().contains("A[i][i] may be the same element"),
         "{r}"
     );
+    // A read after the folded loop that an earlier `w = ..` used to cover, and a
+    // region that a loop of its function runs again: both refused.
+    let fold_in = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let p = ir::load(&path.display().to_string(), &Default::default())
+            .unwrap()
+            .program;
+        // The region's loop over i, nest or not.
+        let root = p.regions[0]
+            .body
+            .iter()
+            .find_map(|n| match n {
+                ir::Node::Loop(l) => Some(l.id),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{name}: {:?}", p.regions));
+        apply(
+            &p,
+            0,
+            root,
+            &Recipe {
+                steps: vec![Step::FoldScalar { at: 0 }],
+            },
+        )
+    };
+    let pattern =
+        "    w = A[i][i];\n    for (k = 0; k < i; k++)\n      w -= A[i][k] * A[i][k];\n    \
+                   A[i][i] = w * 0.5;\n";
+    let r = fold_in(
+        "later.c",
+        &format!(
+            "void f(int n, double A[64][64], double B[64]) {{\n  int i, k;\n  double w;\n\
+             #pragma scop\n  w = 0.0;\n  for (i = 0; i < n; i++) {{\n{pattern}    B[i] = w;\n  }}\n\
+             #pragma endscop\n}}\n"
+        ),
+    )
+    .unwrap_err();
+    assert!(r.to_string().contains("a read of 'w' may see"), "{r}");
+    let path = dir.path().join("again.c");
+    std::fs::write(
+        &path,
+        format!(
+            "void f(int n, double A[64][64], double B[64]) {{\n  int t;\n  double w = 0;\n\
+             for (t = 0; t < 2; t++) {{\n  int i, k;\n  B[t] = w;\n#pragma scop\n  for (i = 0; i < n; i++) {{\n\
+             {pattern}  }}\n#pragma endscop\n  }}\n}}\n"
+        ),
+    )
+    .unwrap();
+    let again = ir::load(&path.display().to_string(), &Default::default())
+        .unwrap()
+        .program;
+    assert!(
+        again.regions[0].dead_after.is_empty(),
+        "{:?}",
+        again.regions[0].dead_after
+    );
     // Where nothing matches the pattern.
     let g = load("gemm");
     let gn = nests(&g).remove(0);

@@ -408,8 +408,18 @@ pub fn parse_preprocessed_with(pp: Preprocessed, opts: &FrontendOptions) -> Resu
 /// reads: declared in its function (a parameter, or a local before the region that is
 /// not `static`) and not named in the function's text after the region. A global, or a
 /// name the rest of the function mentions, may be read.
-fn dead_after(r: &FoundRegion, body: &[Node], text: &str) -> Vec<String> {
+fn dead_after(r: &FoundRegion, region: &[Node], text: &str) -> Vec<String> {
     let fdef = &r.function.node;
+    // Run again by a loop of its function (or reached again by a jump), the region may
+    // read what it left: nothing is dead after it.
+    let body = &fdef.statement;
+    if loops_around(&body.node, r.start, r.end)
+        || text
+            .get(body.span.start..r.start)
+            .is_some_and(|t| t.contains("goto"))
+    {
+        return Vec::new();
+    }
     let mut declared: BTreeSet<String> = BTreeSet::new();
     if let Some(params) = function_params(&fdef.declarator.node) {
         for p in params {
@@ -425,11 +435,12 @@ fn dead_after(r: &FoundRegion, body: &[Node], text: &str) -> Vec<String> {
     }
     declared.extend(kr_parameters(&fdef.declarator.node));
     for d in &r.decls {
-        let is_static = d.specifiers.iter().any(|s| {
-            matches!(&s.node, DeclarationSpecifier::StorageClass(c)
-                if c.node == StorageClassSpecifier::Static)
+        // Automatic storage only: a `static` or `extern` one outlives the call.
+        let automatic = d.specifiers.iter().all(|s| {
+            !matches!(&s.node, DeclarationSpecifier::StorageClass(c)
+                if !matches!(c.node, StorageClassSpecifier::Auto | StorageClassSpecifier::Register))
         });
-        if !is_static {
+        if automatic {
             declared.extend(
                 d.declarators
                     .iter()
@@ -437,12 +448,23 @@ fn dead_after(r: &FoundRegion, body: &[Node], text: &str) -> Vec<String> {
             );
         }
     }
+    // The region's own declarations are locals of the function too.
+    walk_nodes(region, &mut |n, _| {
+        if let Node::Decl(d) = n {
+            declared.insert(d.name.clone());
+        }
+    });
     let after = text.get(r.end..r.function.span.end).unwrap_or("");
+    let whole = text
+        .get(r.function.span.start..r.function.span.end)
+        .unwrap_or("");
     let mut out: Vec<String> = declared
         .into_iter()
         .filter(|n| {
-            let (read, written) = scalar_use(body, n);
-            (read || written) && !crate::source::mentions_word(after, n)
+            let (read, written) = scalar_use(region, n);
+            (read || written)
+                && !crate::source::mentions_word(after, n)
+                && !crate::source::address_taken(whole, n)
         })
         .collect();
     out.sort();
@@ -562,6 +584,28 @@ fn function_region<'a>(f: &'a CNode<FunctionDefinition>) -> FoundRegion<'a> {
         replace: body.start + 1..body.end - 1,
         start: body.start,
         end: body.end,
+    }
+}
+
+/// Whether a loop statement under `s` encloses the text `start..end`.
+fn loops_around(s: &Statement, start: usize, end: usize) -> bool {
+    let inside = |n: &CNode<Statement>| loops_around(&n.node, start, end);
+    let encloses = |span: Span| span.start <= start && end <= span.end;
+    match s {
+        Statement::For(f) => encloses(f.span) || inside(&f.node.statement),
+        Statement::While(w) => encloses(w.span) || inside(&w.node.statement),
+        Statement::DoWhile(w) => encloses(w.span) || inside(&w.node.statement),
+        Statement::Compound(items) => items.iter().any(|i| match &i.node {
+            BlockItem::Statement(s) => inside(s),
+            _ => false,
+        }),
+        Statement::If(i) => {
+            inside(&i.node.then_statement)
+                || i.node.else_statement.as_ref().is_some_and(|e| inside(e))
+        }
+        Statement::Labeled(l) => inside(&l.node.statement),
+        Statement::Switch(w) => inside(&w.node.statement),
+        _ => false,
     }
 }
 

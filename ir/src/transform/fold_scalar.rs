@@ -15,27 +15,43 @@
 //!   `X`'s element: apart in some dimension for every iteration of the loops around it
 //!   ([`apart`], the loops' ranges substituted from the innermost out);
 //! - no OpenMP directive in the inner loop (its clauses may name `w`);
-//! - nobody reads what `w` held: every read of `w` in the region, after the fold, comes
-//!   after an assignment `w = ..` in its own statement list or one around it, and `w`
-//!   is declared in the region or dead after it ([`crate::program::Region::dead_after`]).
+//! - bounds and subscripts name nothing the nest writes but its loop variables;
+//! - the inner loop declares no `w` of its own;
+//! - nobody reads what `w` held: after the fold, every read of `w` after a folded loop
+//!   (through the loops around it too) comes after an assignment `w = ..` of its own,
+//!   and `w` is dead after the region ([`crate::program::Region::dead_after`]: an
+//!   automatic variable of the function, whose address it does not take, named nowhere
+//!   after the region, which no loop of the function runs again).
 
 use super::*;
 use crate::program::Region;
 
 pub(crate) fn fold_scalar(nest: &mut Loop, at: usize, cx: &mut Ctx) -> Result<(), Refusal> {
     let around = enclosing(nest, at);
-    let l = loop_at_mut(nest, at).expect("loop");
-    if l.has_openmp() {
-        return Err(cx.na(format!("loop '{}' carries an OpenMP directive", l.var)));
+    let head = loop_at(nest, at).expect("loop");
+    if head.has_openmp() {
+        return Err(cx.na(format!("loop '{}' carries an OpenMP directive", head.var)));
     }
+    // Names the nest writes other than its loop variables: a bound or subscript naming
+    // one moves while the loops run, and no range proves anything of it.
+    let mut moving = crate::deps::written_names(std::slice::from_ref(&Node::Loop(nest.clone())));
+    moving.remove(&nest.var);
+    for y in crate::program::loops(&nest.body) {
+        moving.remove(&y.var);
+    }
+    let l = loop_at_mut(nest, at).expect("loop");
     let mut chain = around;
     chain.push(l.clone());
     let mut folded: Vec<String> = Vec::new();
+    let mut kill: Vec<usize> = Vec::new();
     let mut reasons: Vec<String> = Vec::new();
     let mut p = 0;
     while p + 2 < l.body.len() {
-        match fold_at(&l.body, p, &chain, cx) {
+        match fold_at(&l.body, p, &chain, &moving, cx) {
             Some(Ok((w, replaced))) => {
+                if let Some(Node::Loop(inner)) = replaced.first() {
+                    kill.push(inner.id);
+                }
                 let end = p + 3;
                 l.body.splice(p..end, replaced);
                 folded.push(w);
@@ -59,17 +75,14 @@ pub(crate) fn fold_scalar(nest: &mut Loop, at: usize, cx: &mut Ctx) -> Result<()
     let (program, region) = cx.before.expect("the program before the step");
     let region = &program.regions[region];
     for w in &folded {
-        let local = cx
-            .scalars
-            .iter()
-            .any(|s| &s.name == w && s.origin == ScalarOrigin::Local);
-        if !local && !region.dead_after.contains(w) {
+        if !region.dead_after.contains(w) {
             return Err(cx.illegal(format!(
-                "'{w}' may be read after the region (it is not declared in its function, \
-                 or the function names it after the region)"
+                "'{w}' may be read after the region (it is not an automatic variable of \
+                 its function, the function names it after the region or takes its \
+                 address, or a loop of the function runs the region again)"
             )));
         }
-        if !reads_follow_writes(region, nest, w) {
+        if !reads_follow_writes(region, nest, w, &kill) {
             return Err(cx.illegal(format!(
                 "a read of '{w}' may see the value it held after the folded loop"
             )));
@@ -85,6 +98,7 @@ fn fold_at(
     body: &[Node],
     p: usize,
     chain: &[Loop],
+    moving_in_nest: &BTreeSet<String>,
     cx: &Ctx,
 ) -> Option<Result<(String, Vec<Node>), String>> {
     let (Node::Assign(first), Node::Loop(inner), Some(Node::Assign(last))) =
@@ -142,6 +156,25 @@ fn fold_at(
     if inner.init.mentions(array) || inner.bound.mentions(array) {
         return Some(Err(format!("the bounds of '{}' read '{array}'", inner.var)));
     }
+    if written_decl_kind(&inner.body, w).is_some() {
+        return Some(Err(format!(
+            "loop '{}' declares a '{w}' of its own",
+            inner.var
+        )));
+    }
+    let inside = crate::program::loops(std::slice::from_ref(&body[p + 1]));
+    let headers_fixed = chain.iter().chain(inside.iter().copied()).all(|y| {
+        !moving_in_nest
+            .iter()
+            .any(|m| y.init.mentions(m) || y.bound.mentions(m))
+    });
+    let fixed = |a: &[Expr], b: &[Expr]| {
+        headers_fixed
+            && !a
+                .iter()
+                .chain(b)
+                .any(|x| moving_in_nest.iter().any(|m| x.mentions(m)))
+    };
     // Every other access of the array inside: apart from X's element.
     let mut loops = chain.to_vec();
     loops.push(inner.clone());
@@ -155,7 +188,10 @@ fn fold_at(
             indices: idx,
         } = e
         {
-            if a == array && !distinct(indices, idx) && !apart(around, indices, idx) {
+            if a == array
+                && !distinct(indices, idx)
+                && !(fixed(indices, idx) && apart(around, indices, idx))
+            {
                 clash = Some(crate::print::expr(e));
             }
         }
@@ -171,7 +207,10 @@ fn fold_at(
             indices: idx,
         } = e
         {
-            if a == array && !distinct(indices, idx) && !apart(chain, indices, idx) {
+            if a == array
+                && !distinct(indices, idx)
+                && !(fixed(indices, idx) && apart(chain, indices, idx))
+            {
                 clash = Some(crate::print::expr(e));
             }
         }
@@ -308,12 +347,12 @@ fn apart(loops: &[Loop], a: &[Expr], b: &[Expr]) -> bool {
 
 /// Whether every read of scalar `w` in `region`, with its nest replaced by `nest` (the
 /// loop of the same id), comes after an assignment `w = ..` (not reading `w`) in its
-/// own statement list or in one around it.
-fn reads_follow_writes(region: &Region, nest: &Loop, w: &str) -> bool {
+/// own statement list or in one around it, the folded loops `kill` leaving it stale.
+fn reads_follow_writes(region: &Region, nest: &Loop, w: &str, kill: &[usize]) -> bool {
     let mut body = region.body.clone();
     let mut replaced = false;
     replace_loop(&mut body, nest, &mut replaced);
-    replaced && crate::program::reads_set_first(&body, w, None)
+    replaced && crate::program::reads_set_first(&body, w, kill)
 }
 
 fn replace_loop(body: &mut [Node], nest: &Loop, done: &mut bool) {
