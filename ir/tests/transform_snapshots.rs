@@ -17,6 +17,15 @@ fn load(program: &str) -> ir::Program {
     ir::load(&path, &fopts).unwrap().program
 }
 
+/// A program of the text `text`, written as `name` under `dir`.
+fn load_text(dir: &std::path::Path, name: &str, text: &str) -> ir::Program {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    ir::load(&path.display().to_string(), &Default::default())
+        .unwrap()
+        .program
+}
+
 fn try_apply(
     program: &str,
     nest: usize,
@@ -621,15 +630,11 @@ fn interchange_a_triangle_is_refused_where_the_diagonal_statement_feeds_an_earli
     // T(j) writes x[0], which every later j reads at k = 0 < j: moving T(j) to the
     // diagonal k = j would put that write after those reads.
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("tri.c");
-    std::fs::write(
-        &path,
+    let p = load_text(
+        dir.path(),
+        "tri.c",
         "void f(int n, double x[100]) {\n  int j, k;\n#pragma scop\n  for (int r = 0; r < 2; r++)\n    for (j = 0; j < n; j++) {\n      for (k = 0; k < j; k++)\n        x[j] += x[k];\n      x[0] = x[j];\n    }\n#pragma endscop\n}\n",
-    )
-    .unwrap();
-    let p = ir::load(&path.display().to_string(), &Default::default())
-        .unwrap()
-        .program;
+    );
     let n = nests(&p);
     let w = ir::codegen::whole_nests(&p, &n);
     // r and j are sequential, k is a reduction: the whole nest is r.
@@ -646,14 +651,11 @@ fn interchange_a_triangle_is_refused_where_the_diagonal_statement_feeds_an_earli
     assert!(matches!(r, Refusal::Illegal { .. }), "{r}");
     assert!(r.to_string().contains("'x' after loop 'k'"), "{r}");
     // Without the write to x[0] it is legal.
-    std::fs::write(
-        &path,
+    let p = load_text(
+        dir.path(),
+        "tri.c",
         "void f(int n, double x[100]) {\n  int j, k;\n#pragma scop\n  for (int r = 0; r < 2; r++)\n    for (j = 0; j < n; j++) {\n      for (k = 0; k < j; k++)\n        x[j] += x[k];\n      x[j] = x[j] * 0.5;\n    }\n#pragma endscop\n}\n",
-    )
-    .unwrap();
-    let p = ir::load(&path.display().to_string(), &Default::default())
-        .unwrap()
-        .program;
+    );
     let w = ir::codegen::whole_nests(&p, &nests(&p));
     apply(
         &p,
@@ -814,10 +816,10 @@ fn time_tile_sites_of_the_dataset_programs() {
 /// A[i][j] = w / A[j][j]`), written here from Doolittle's method; `after` follows the
 /// region in its function.
 fn factorization_with_a_temporary(dir: &std::path::Path, inner: &str, after: &str) -> ir::Program {
-    let path = dir.join("ludcmp_w.c");
-    std::fs::write(
-        &path,
-        format!(
+    load_text(
+        dir,
+        "ludcmp_w.c",
+        &format!(
             "void f(int n, double A[64][64]) {{\n  int i, j, k;\n  double w;\n#pragma scop\n  \
              for (i = 0; i < n; i++) {{\n    for (j = 0; j < i; j++) {{\n      w = A[i][j];\n      \
              for (k = 0; k < j; k++)\n        {inner}\n      A[i][j] = w / A[j][j];\n    }}\n    \
@@ -825,10 +827,6 @@ fn factorization_with_a_temporary(dir: &std::path::Path, inner: &str, after: &st
              w -= A[i][k] * A[k][j];\n      A[i][j] = w;\n    }}\n  }}\n#pragma endscop\n{after}}}\n"
         ),
     )
-    .unwrap();
-    ir::load(&path.display().to_string(), &Default::default())
-        .unwrap()
-        .program
 }
 
 #[test]
@@ -921,17 +919,13 @@ fn fold_scalar_refusals() {
     );
     // The store reads the element's old value another way: A[i][i] = w / A[i][i]
     // would divide by the folded sum.
-    let path = dir.path().join("diag.c");
-    std::fs::write(
-        &path,
+    let p = load_text(
+        dir.path(),
+        "diag.c",
         "void f(int n, double A[64][64]) {\n  int i, k;\n  double w;\n#pragma scop\n  \
          for (i = 0; i < n; i++) {\n    w = A[i][i];\n    for (k = 0; k < i; k++)\n      \
          w -= A[i][k] * A[k][i];\n    A[i][i] = w / A[i][i];\n  }\n#pragma endscop\n}\n",
-    )
-    .unwrap();
-    let p = ir::load(&path.display().to_string(), &Default::default())
-        .unwrap()
-        .program;
+    );
     let n = &nests(&p);
     let r = apply(
         &p,
@@ -949,11 +943,7 @@ fn fold_scalar_refusals() {
     // A read after the folded loop that an earlier `w = ..` used to cover, and a
     // region that a loop of its function runs again: both refused.
     let fold_in = |name: &str, text: &str| {
-        let path = dir.path().join(name);
-        std::fs::write(&path, text).unwrap();
-        let p = ir::load(&path.display().to_string(), &Default::default())
-            .unwrap()
-            .program;
+        let p = load_text(dir.path(), name, text);
         // The region's loop over i, nest or not.
         let root = p.regions[0]
             .body
@@ -985,19 +975,15 @@ fn fold_scalar_refusals() {
     )
     .unwrap_err();
     assert!(r.to_string().contains("a read of 'w' may see"), "{r}");
-    let path = dir.path().join("again.c");
-    std::fs::write(
-        &path,
-        format!(
+    let again = load_text(
+        dir.path(),
+        "again.c",
+        &format!(
             "void f(int n, double A[64][64], double B[64]) {{\n  int t;\n  double w = 0;\n\
              for (t = 0; t < 2; t++) {{\n  int i, k;\n  B[t] = w;\n#pragma scop\n  for (i = 0; i < n; i++) {{\n\
              {pattern}  }}\n#pragma endscop\n  }}\n}}\n"
         ),
-    )
-    .unwrap();
-    let again = ir::load(&path.display().to_string(), &Default::default())
-        .unwrap()
-        .program;
+    );
     assert!(
         again.regions[0].dead_after.is_empty(),
         "{:?}",

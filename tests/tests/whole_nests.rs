@@ -7,6 +7,16 @@
 
 use tune_e2e::{cc_run, strings, tune, workspace};
 
+/// The whole nest's candidate with its loops reordered into row updates.
+fn row_updates(w: &serde_json::Value) -> &serde_json::Value {
+    w["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["from"]["nest"] == "loops reordered into row updates")
+        .unwrap_or_else(|| panic!("not tried: {w}"))
+}
+
 #[test]
 fn lu_is_tried_with_its_loops_reordered_as_a_whole() {
     let dir = tempfile::tempdir().unwrap();
@@ -39,12 +49,7 @@ fn lu_is_tried_with_its_loops_reordered_as_a_whole() {
     let w = &wholes[0];
     assert_eq!(w["nest"], "whole0");
     assert_eq!(w["invocations"], 1);
-    let reordered = w["candidates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["from"]["nest"] == "loops reordered into row updates")
-        .unwrap_or_else(|| panic!("not tried: {w}"));
+    let reordered = row_updates(w);
     let steps = reordered["recipe"]["steps"].to_string();
     assert!(
         steps.contains("interchange_triangle") && steps.contains("\"order\":[1,0]"),
@@ -101,12 +106,7 @@ fn a_factorization_with_a_temporary_is_folded_then_reordered() {
         serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
     let w = &r["wholes"][0];
     assert_eq!(w["nest"], "whole0", "{r}");
-    let reordered = w["candidates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["from"]["nest"] == "loops reordered into row updates")
-        .unwrap_or_else(|| panic!("not tried: {w}"));
+    let reordered = row_updates(w);
     let steps = reordered["recipe"]["steps"].to_string();
     assert!(
         steps.contains("fold_scalar") && steps.contains("interchange_triangle"),

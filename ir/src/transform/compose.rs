@@ -121,21 +121,10 @@ pub fn order_parts(root: &Loop) -> Vec<Part> {
 /// before [`order_parts`]: a factorization written with a temporary then has the shape
 /// of a row update.
 pub fn fold_parts(root: &Loop) -> Vec<Part> {
-    use crate::program::{AssignOp, Expr, Node};
     let all: Vec<&Loop> = std::iter::once(root).chain(loops(&root.body)).collect();
     let mut out = Vec::new();
     for (at, l) in all.iter().enumerate() {
-        let folds = l.body.windows(3).any(|w| match w {
-            [Node::Assign(first), Node::Loop(_), Node::Assign(last)] => {
-                matches!((&first.target, &first.value), (Expr::Var(v), Expr::Access { .. })
-                    if first.op == AssignOp::Set
-                        && last.op == AssignOp::Set
-                        && last.target == first.value
-                        && last.value.mentions(v))
-            }
-            _ => false,
-        });
-        if folds {
+        if (0..l.body.len()).any(|p| super::fold_scalar::pattern(&l.body, p).is_some()) {
             out.push(Part {
                 anchor: at,
                 what: format!("the accumulators of '{}' folded into their elements", l.var),

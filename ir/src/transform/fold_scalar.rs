@@ -34,7 +34,7 @@ pub(crate) fn fold_scalar(nest: &mut Loop, at: usize, cx: &mut Ctx) -> Result<()
     }
     // Names the nest writes other than its loop variables: a bound or subscript naming
     // one moves while the loops run, and no range proves anything of it.
-    let mut moving = crate::deps::written_names(std::slice::from_ref(&Node::Loop(nest.clone())));
+    let mut moving = crate::deps::written_names(&nest.body);
     moving.remove(&nest.var);
     for y in crate::program::loops(&nest.body) {
         moving.remove(&y.var);
@@ -101,26 +101,10 @@ fn fold_at(
     moving_in_nest: &BTreeSet<String>,
     cx: &Ctx,
 ) -> Option<Result<(String, Vec<Node>), String>> {
-    let (Node::Assign(first), Node::Loop(inner), Some(Node::Assign(last))) =
-        (&body[p], &body[p + 1], body.get(p + 2))
-    else {
-        return None;
-    };
-    let Expr::Var(w) = &first.target else {
-        return None;
-    };
-    let x = &first.value;
+    let (w, x, inner, last) = pattern(body, p)?;
     let Expr::Access { array, indices } = x else {
         return None;
     };
-    if first.op != AssignOp::Set
-        || last.op != AssignOp::Set
-        || &last.target != x
-        || !last.value.mentions(w)
-        || x.mentions(w)
-    {
-        return None;
-    }
     let shown = crate::print::expr(x);
     let dtype_of_w = cx.scalars.iter().find(|s| &s.name == w).map(|s| s.dtype);
     let dtype_of_x = cx.arrays.iter().find(|a| &a.name == array).map(|a| a.dtype);
@@ -175,46 +159,26 @@ fn fold_at(
                 .chain(b)
                 .any(|x| moving_in_nest.iter().any(|m| x.mentions(m)))
     };
-    // Every other access of the array inside: apart from X's element.
+    // Every other access of the array inside, and in the store after the loop (which
+    // reads the element's old value through `w` only): apart from X's element.
+    let mut clash: Option<String> = None;
+    let mut note = |e: &Expr, around: &[Loop]| {
+        if let Expr::Access {
+            array: a,
+            indices: idx,
+        } = e
+        {
+            let proven =
+                distinct(indices, idx) || (fixed(indices, idx) && apart(around, indices, idx));
+            if a == array && !proven && clash.is_none() {
+                clash = Some(crate::print::expr(e));
+            }
+        }
+    };
     let mut loops = chain.to_vec();
     loops.push(inner.clone());
-    let mut clash: Option<String> = None;
-    accesses_under(&inner.body, &mut loops, &mut |e, around| {
-        if clash.is_some() {
-            return;
-        }
-        if let Expr::Access {
-            array: a,
-            indices: idx,
-        } = e
-        {
-            if a == array
-                && !distinct(indices, idx)
-                && !(fixed(indices, idx) && apart(around, indices, idx))
-            {
-                clash = Some(crate::print::expr(e));
-            }
-        }
-    });
-    // The store after the loop reads the element's old value through `w` only: any
-    // other access of the array there must be apart from it as well.
-    last.value.walk(&mut |e| {
-        if clash.is_some() {
-            return;
-        }
-        if let Expr::Access {
-            array: a,
-            indices: idx,
-        } = e
-        {
-            if a == array
-                && !distinct(indices, idx)
-                && !(fixed(indices, idx) && apart(chain, indices, idx))
-            {
-                clash = Some(crate::print::expr(e));
-            }
-        }
-    });
+    accesses_under(&inner.body, &mut loops, &mut note);
+    last.value.walk(&mut |e| note(e, chain));
     if let Some(y) = clash {
         return Some(Err(format!("{y} may be the same element as {shown}")));
     }
@@ -234,6 +198,25 @@ fn fold_at(
         }));
     }
     Some(Ok((w.clone(), out)))
+}
+
+/// The pattern `w = X; loop; X = f(w)` at `body[p..p + 3]` (`X` an array element that
+/// does not name `w`, `f(w)` naming it): `w`, `X`, the loop and the store.
+pub(super) fn pattern(body: &[Node], p: usize) -> Option<(&String, &Expr, &Loop, &Assign)> {
+    let (Node::Assign(first), Node::Loop(inner), Some(Node::Assign(last))) =
+        (body.get(p)?, body.get(p + 1)?, body.get(p + 2))
+    else {
+        return None;
+    };
+    let (Expr::Var(w), x @ Expr::Access { .. }) = (&first.target, &first.value) else {
+        return None;
+    };
+    let matches = first.op == AssignOp::Set
+        && last.op == AssignOp::Set
+        && &last.target == x
+        && last.value.mentions(w)
+        && !x.mentions(w);
+    matches.then_some((w, x, inner, last))
 }
 
 /// The loops from `root` down to (not including) the loop at position `at`.
@@ -299,50 +282,6 @@ fn accesses_under(body: &[Node], loops: &mut Vec<Loop>, f: &mut dyn FnMut(&Expr,
             Node::Opaque(_) => {}
         }
     }
-}
-
-/// The least and greatest value of loop `l`'s variable, as affine expressions of the
-/// loops around it and the parameters (None for a header of another form).
-fn range(l: &Loop) -> Option<(Affine, Affine)> {
-    let init = affine_of(&l.init, &|_| true)?;
-    let bound = affine_of(&l.bound, &|_| true)?;
-    match (l.step > 0, l.cmp) {
-        (true, LoopCmp::Lt) => Some((init, bound.add(&Affine::constant(-1))?)),
-        (true, LoopCmp::Le) => Some((init, bound)),
-        (false, LoopCmp::Gt) => Some((bound.add(&Affine::constant(1))?, init)),
-        (false, LoopCmp::Ge) => Some((bound, init)),
-        _ => None,
-    }
-}
-
-/// Two subscript lists name different elements in every iteration of `loops`
-/// (outermost first): in some dimension their difference keeps one sign, its greatest
-/// value below zero or its least above, found by putting each loop variable, from the
-/// innermost out, at the end of its range that makes the difference greatest (least).
-/// `A[k][j]` against `A[i][j]` under `j < i`, `k < j`: `k - i <= (j - 1) - i <= -2`.
-fn apart(loops: &[Loop], a: &[Expr], b: &[Expr]) -> bool {
-    let extreme = |d: &Affine, greatest: bool| -> Option<Affine> {
-        let mut d = d.clone();
-        for l in loops.iter().rev() {
-            let c = d.coeff(&l.var);
-            if c == 0 {
-                continue;
-            }
-            let (least, most) = range(l)?;
-            let end = if (c > 0) == greatest { most } else { least };
-            let mut rest = d.clone();
-            rest.coeffs.remove(&l.var);
-            d = rest.add(&end.scale(c)?)?;
-        }
-        Some(d)
-    };
-    a.iter().zip(b).any(|(x, y)| {
-        let Some(d) = affine_of(x, &|_| true).and_then(|x| x.sub(&affine_of(y, &|_| true)?)) else {
-            return false;
-        };
-        extreme(&d, true).is_some_and(|m| m.is_constant() && m.constant < 0)
-            || extreme(&d, false).is_some_and(|m| m.is_constant() && m.constant > 0)
-    })
 }
 
 /// Whether every read of scalar `w` in `region`, with its nest replaced by `nest` (the

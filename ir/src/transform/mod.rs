@@ -27,7 +27,8 @@
 //!   condition (moving `v` innermost is legal);
 //! - scalar replacement: always order-preserving; refused when another access of the
 //!   array in the loop may be the same element (apart: a subscript differs by a
-//!   non-zero constant, or by `c * v + r` that keeps one sign over the loop's range);
+//!   non-zero constant, or by a difference that keeps one sign over the loop's range,
+//!   `scalar_replace::apart`, which the fold asks over all the loops around it);
 //! - fission: no dependence carried by the loop runs from a later part to an earlier
 //!   one (parts that such a dependence links stay together);
 //! - fusion: no dependence between the two loops becomes backwards (re-analysed on the

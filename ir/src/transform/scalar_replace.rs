@@ -70,7 +70,12 @@ pub(crate) fn scalar_replace(nest: &mut Loop, at: usize, cx: &mut Ctx) -> Result
             Expr::Access {
                 array: a,
                 indices: idx,
-            } => a == array && *y != &x && !distinct(indices, idx) && !apart_in(&l, indices, idx),
+            } => {
+                a == array
+                    && *y != &x
+                    && !distinct(indices, idx)
+                    && !apart(std::slice::from_ref(&l), indices, idx)
+            }
             _ => false,
         });
         match clash {
@@ -167,45 +172,47 @@ pub(crate) fn distinct(a: &[Expr], b: &[Expr]) -> bool {
     )
 }
 
-/// Two subscript lists name different elements in every iteration of loop `l`: in
-/// some dimension their difference is `c * v + r` for `l`'s variable `v` and an `r`
-/// free of it, and over `l`'s range (`init <= v < bound` or `init <= v <= bound`,
-/// step positive) that difference stays on one side of zero (`A[i][k]` against
-/// `A[i][j]` for `k < j`: `k - j <= -1`).
-fn apart_in(l: &Loop, a: &[Expr], b: &[Expr]) -> bool {
-    if l.step <= 0 {
-        return false;
-    }
-    let last = match l.cmp {
-        LoopCmp::Lt => affine_of(&l.bound, &|_| true).and_then(|b| b.add(&Affine::constant(-1))),
-        LoopCmp::Le => affine_of(&l.bound, &|_| true),
+/// The least and greatest value of loop `l`'s variable, as affine expressions of the
+/// loops around it and the parameters (None for a header of another form).
+fn range(l: &Loop) -> Option<(Affine, Affine)> {
+    let init = affine_of(&l.init, &|_| true)?;
+    let bound = affine_of(&l.bound, &|_| true)?;
+    match (l.step > 0, l.cmp) {
+        (true, LoopCmp::Lt) => Some((init, bound.add(&Affine::constant(-1))?)),
+        (true, LoopCmp::Le) => Some((init, bound)),
+        (false, LoopCmp::Gt) => Some((bound.add(&Affine::constant(1))?, init)),
+        (false, LoopCmp::Ge) => Some((bound, init)),
         _ => None,
-    };
-    let (Some(first), Some(last)) = (affine_of(&l.init, &|_| true), last) else {
-        return false;
+    }
+}
+
+/// Two subscript lists name different elements in every iteration of `loops`
+/// (outermost first): in some dimension their difference keeps one sign, its greatest
+/// value below zero or its least above, found by putting each loop variable, from the
+/// innermost out, at the end of its range that makes the difference greatest (least).
+/// `A[k][j]` against `A[i][j]` under `j < i`, `k < j`: `k - i <= (j - 1) - i <= -2`.
+pub(crate) fn apart(loops: &[Loop], a: &[Expr], b: &[Expr]) -> bool {
+    let extreme = |d: &Affine, greatest: bool| -> Option<Affine> {
+        let mut d = d.clone();
+        for l in loops.iter().rev() {
+            let c = d.coeff(&l.var);
+            if c == 0 {
+                continue;
+            }
+            let (least, most) = range(l)?;
+            let end = if (c > 0) == greatest { most } else { least };
+            let mut rest = d.clone();
+            rest.coeffs.remove(&l.var);
+            d = rest.add(&end.scale(c)?)?;
+        }
+        Some(d)
     };
     a.iter().zip(b).any(|(x, y)| {
-        let d = match (affine_of(x, &|_| true), affine_of(y, &|_| true)) {
-            (Some(x), Some(y)) => x.sub(&y),
-            _ => None,
-        };
-        let Some(d) = d else { return false };
-        let c = d.coeff(&l.var);
-        if c == 0 {
+        let Some(d) = affine_of(x, &|_| true).and_then(|x| x.sub(&affine_of(y, &|_| true)?)) else {
             return false;
-        }
-        let mut rest = d.clone();
-        rest.coeffs.remove(&l.var);
-        // The difference is monotone in `v`: its least and greatest values are at
-        // the ends of the range.
-        let at = |v: &Affine| v.scale(c).and_then(|cv| cv.add(&rest));
-        let (least, greatest) = if c > 0 {
-            (at(&first), at(&last))
-        } else {
-            (at(&last), at(&first))
         };
-        least.is_some_and(|m| m.is_constant() && m.constant > 0)
-            || greatest.is_some_and(|m| m.is_constant() && m.constant < 0)
+        extreme(&d, true).is_some_and(|m| m.is_constant() && m.constant < 0)
+            || extreme(&d, false).is_some_and(|m| m.is_constant() && m.constant > 0)
     })
 }
 
