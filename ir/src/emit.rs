@@ -106,6 +106,40 @@ pub fn tuned_source(
     Ok(apply_edits(text, edits))
 }
 
+/// The user's source `text` and the tuned one ([`tuned_source`] of the same nests), each
+/// with `enter` before and `leave` after every changed nest, in a block of its own (a
+/// nest may be the body of an `if` without braces): the whole-program check then times,
+/// in both programs, the code that tuning changed and nothing else. None where a
+/// changed nest cannot be replaced alone (its region is printed anew) or runs in the
+/// user's `#pragma omp parallel` block (every thread of the team would pass the timer).
+pub fn timed_sources(
+    text: &str,
+    program: &Program,
+    original: &Program,
+    changed: &[(usize, usize)],
+    enter: &str,
+    leave: &str,
+) -> Option<(String, String)> {
+    let lines = line_starts(text);
+    let mut was = Vec::new();
+    let mut now = Vec::new();
+    for &(region, root) in changed {
+        let old = crate::program::find_loop(&original.regions.get(region)?.body, root)?;
+        if old
+            .directives
+            .iter()
+            .any(|d| matches!(d, crate::program::Directive::InParallel { .. }))
+        {
+            return None;
+        }
+        let (start, after, new) = nest_edit(text, &lines, program, original, region, root)?;
+        let timed = |code: &str| format!("{{ {enter}\n{code}{leave} }}\n");
+        was.push((start, after, timed(&text[start..after])));
+        now.push((start, after, timed(&new)));
+    }
+    (!changed.is_empty()).then(|| (apply_edits(text, was), apply_edits(text, now)))
+}
+
 /// The edit that replaces one nest's text by the nest as `program` has it, or None
 /// when its text shares a line with other code.
 fn nest_edit(

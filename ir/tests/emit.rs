@@ -796,3 +796,83 @@ int main(void)\n{\n  int i, j;\n  float **w = malloc(50 * sizeof(float *));\n  f
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_checks_timers_wrap_each_changed_nest_in_both_files_and_nothing_else() {
+    // The changed nest is the body of an `if` without braces: the timers must stay
+    // inside it. The second nest is not changed and gets no timer.
+    let text = "void f(int n, double *a, double *b) {\n  int i, j;\n  if (n > 1)\n    for (i = 0; i < n; i++)\n      for (j = 0; j < n; j++)\n        a[i * n + j] = 2.0 * b[i * n + j];\n  for (i = 0; i < n; i++)\n    b[i * n] = 3.0 * a[i * n];\n}\n";
+    let parsed = load_text(
+        "timers.c",
+        text,
+        ir::FrontendOptions {
+            function: Some("f".into()),
+            ..Default::default()
+        },
+    );
+    let program = &parsed.program;
+    let n = &ir::codegen::nests(program)[0];
+    let recipe = Recipe {
+        steps: vec![parallel(0)],
+    };
+    let (tuned, _) =
+        ir::emit::apply_recipes(program, &[(n.region, n.root, recipe.clone())]).unwrap();
+    let (was, now) = ir::emit::timed_sources(
+        text,
+        &tuned,
+        program,
+        &[(n.region, n.root)],
+        "enter();",
+        "leave();",
+    )
+    .unwrap();
+    // The user's file: the nest's own lines in a block between the timers.
+    let nest = "    for (i = 0; i < n; i++)\n      for (j = 0; j < n; j++)\n        a[i * n + j] = 2.0 * b[i * n + j];\n";
+    assert_eq!(
+        was,
+        text.replace(nest, &format!("{{ enter();\n{nest}leave(); }}\n"))
+    );
+    // The tuned file: what `tune apply` writes, with the same block around its nest.
+    let written = tuned_text(text, program, recipe);
+    assert_eq!(was.matches("enter();").count(), 1);
+    assert_eq!(now.matches("enter();").count(), 1);
+    let block = now
+        .split("{ enter();\n")
+        .nth(1)
+        .and_then(|rest| rest.split("leave(); }\n").next())
+        .unwrap();
+    assert!(block.contains("#pragma omp parallel for"), "{now}");
+    assert_eq!(
+        now.replace("{ enter();\n", "").replace("leave(); }\n", ""),
+        written
+    );
+    // The `if` still governs the whole block.
+    assert!(now.contains("if (n > 1)\n{ enter();\n"), "{now}");
+}
+
+#[test]
+fn a_changed_nest_in_the_users_parallel_block_is_not_timed_alone() {
+    let file = format!(
+        "{}/../tests/fixtures/user-style/omp_region.c",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let parsed = ir::load(&file, &ir::FrontendOptions::default()).unwrap();
+    let program = &parsed.program;
+    let n = &ir::codegen::nests(program)[0];
+    let recipe = Recipe {
+        steps: vec![Step::Unroll { at: 1, factor: 2 }],
+    };
+    let (tuned, _) = ir::emit::apply_recipes(program, &[(n.region, n.root, recipe)]).unwrap();
+    // Every thread of the user's team would pass the timer: the check times the whole
+    // run instead.
+    assert!(ir::emit::timed_sources(
+        &text,
+        &tuned,
+        program,
+        &[(n.region, n.root)],
+        "enter();",
+        "leave();"
+    )
+    .is_none());
+}

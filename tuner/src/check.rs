@@ -137,18 +137,40 @@ fn welch_on_logs(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
     (se2 > 0.0).then(|| (ma, mb, (ma - mb).abs() / se2.sqrt()))
 }
 
-/// Times `p` against its tuned source `source` (written under `work`) for up to `runs`
+/// Where the check times the changed nests, the tuned program's whole run may take at
+/// most this much longer than the original's (medians) before its file is given up:
+/// above the run-to-run spread of a whole run here (a few percent), far below what a
+/// nest that got slower in place would add.
+pub const WALL_SLACK: f64 = 0.05;
+
+/// What the check builds: the tuned file, and where the changed nests can be timed
+/// alone, the user's file and the tuned one with a timer around each.
+pub struct CheckFiles<'a> {
+    /// The tuned source as `tune apply` writes it.
+    pub tuned: &'a str,
+    /// The user's file and the tuned one, timed at the changed nests.
+    pub timed: Option<&'a (String, String)>,
+}
+
+/// Times `p` against its tuned source (`files`, written under `work`) for up to `runs`
 /// rounds, after one warmup round unless the program is long (its loop nests run
-/// `program_s` seconds or more).
+/// `program_s` seconds or more). With `timed` (the user's file and the tuned one with a
+/// timer around each changed nest), the check times those nests where the program runs
+/// them, and holds the whole run to [`WALL_SLACK`]; otherwise the `#pragma scop` regions,
+/// or the whole run.
 pub fn program_check(
     toolchain: &Toolchain,
     runs: usize,
     program_s: f64,
     timeout: Duration,
     p: &ProgramSpec,
-    source: &str,
+    files: CheckFiles,
     work: &Path,
 ) -> Result<ProgramCheck> {
+    let CheckFiles {
+        tuned: source,
+        timed,
+    } = files;
     let args = p.cc()?;
     let main = Path::new(&args.main);
     let tuned_file = work.join(
@@ -156,18 +178,38 @@ pub fn program_check(
             .map(|f| f.to_string_lossy().replace(".c", ".tuned.c"))
             .unwrap_or_else(|| "tuned.c".into()),
     );
-    crate::files::write(&tuned_file, source)?;
     let original: Vec<String> = std::iter::once(&args.main)
         .chain(&args.extra_sources)
         .chain(&args.cflags)
         .chain(&args.link)
         .cloned()
         .collect();
+    // With a timer around each changed nest, the user's file is timed from a copy
+    // beside the tuned one (built the same way: the user's folder on the include path).
+    let user = match timed {
+        Some((was, now)) => {
+            let copy = work.join(tuned_file.file_name().map_or_else(
+                || "original.c".into(),
+                |f| f.to_string_lossy().replace(".tuned.c", ".original.c"),
+            ));
+            crate::files::write(&copy, was)?;
+            crate::files::write(&tuned_file, now)?;
+            Benchmark {
+                name: args.main.clone(),
+                variant: crate::bench::Variant::Original,
+                ..Benchmark::tuned(&args.main, &copy, &original)
+            }
+        }
+        None => {
+            crate::files::write(&tuned_file, source)?;
+            Benchmark::original(&args.main, original.clone())
+        }
+    };
     let benches = [
         Benchmark {
             openmp: true,
             program_args: p.program_args.clone(),
-            ..Benchmark::original(&args.main, original.clone())
+            ..user
         },
         Benchmark {
             program_args: p.program_args.clone(),
@@ -198,7 +240,14 @@ pub fn program_check(
     )?;
     let (o, t) = (&r.benchmarks[0], &r.benchmarks[1]);
     let (quick, faster, p_value) = verdict(&o.samples, &t.samples, cfg.runs);
-    let reverted = !faster;
+    let median = profiling::stats::median;
+    // Timed at the changed nests, the whole run must not be slower either: the rest of
+    // the program runs the same code, but after the tuned nests (caches, a team's
+    // threads still spinning).
+    let wall_ms = (o.unit == crate::report::TimeUnit::Nests)
+        .then(|| (median(&o.wall) * 1e3, median(&t.wall) * 1e3));
+    let wall_slower = wall_ms.is_some_and(|(o, t)| t > o * (1.0 + WALL_SLACK));
+    let reverted = !faster || wall_slower;
     let stopped = r.runs < cfg.runs && quick.is_none() && no_faster(&o.samples, &t.samples);
     Ok(ProgramCheck {
         unit: o.unit,
@@ -211,6 +260,8 @@ pub fn program_check(
         runs: r.runs,
         same_output: o.output_hash == t.output_hash,
         reverted,
+        wall_ms,
+        wall_slower,
         original_command: command(&benches[0]),
         tuned_command: command(&benches[1]),
         seconds: 0.0,
@@ -220,6 +271,74 @@ pub fn program_check(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A program whose nest, at `nest_reps` repetitions, stands between glue of `glue`
+    /// iterations; the copies are timed at the nest, as [`crate::emit::timed_sources`]
+    /// writes them.
+    fn timed_program(nest_reps: u32, glue: u64) -> String {
+        crate::bench::timed_copy(&format!(
+            "#include <stdio.h>\n\
+             static double a[200000], b[200000];\n\
+             int main(void) {{\n\
+               volatile double s = 0;\n\
+               for (long r = 0; r < {glue}L; r++) s += r;\n\
+               for (int i = 0; i < 200000; i++) {{ a[i] = 1.0; b[i] = i % 7; }}\n\
+               {{ {}\n\
+               for (int k = 0; k < {nest_reps}; k++)\n\
+                 for (int i = 0; i < 200000; i++) a[i] = 0.5 * a[i] + b[i];\n\
+               {} }}\n\
+               printf(\"%f\\n\", a[7] + a[199999]);\n\
+               return 0;\n\
+             }}\n",
+            crate::bench::TIMER_START,
+            crate::bench::TIMER_STOP
+        ))
+    }
+
+    /// The check of `was` against `now` (each with its timers), in a folder of its own.
+    fn check_of(was: &str, now: &str) -> ProgramCheck {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("prog.c");
+        std::fs::write(&main, "int main(void) { return 0; }\n").unwrap();
+        let spec = ProgramSpec::from_args(&[main.to_str().unwrap()]).unwrap();
+        program_check(
+            &Toolchain::default(),
+            5,
+            0.0,
+            Duration::from_secs(60),
+            &spec,
+            CheckFiles {
+                tuned: now,
+                timed: Some(&(was.to_string(), now.to_string())),
+            },
+            &dir.path().join("check"),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn timed_at_the_changed_nests_the_check_reads_them_and_holds_the_whole_run() {
+        // The nest runs 10 times where it ran 400 times (what it prints differs; only
+        // the times are read here), after a short run of glue: the nests' time shows the
+        // gain, the whole run a smaller one.
+        let c = check_of(
+            &timed_program(400, 2_000_000),
+            &timed_program(10, 2_000_000),
+        );
+        assert_eq!(c.unit, crate::report::TimeUnit::Nests);
+        assert!(c.speedup > 5.0, "{c:?}");
+        assert!(!c.reverted && !c.wall_slower, "{c:?}");
+        let (o, t) = c.wall_ms.unwrap();
+        assert!(o > t && t > 0.0, "{c:?}");
+        // The same nests, and glue 40 times as long after tuning: the whole run is
+        // slower, and the user's file is kept.
+        let c = check_of(
+            &timed_program(400, 2_000_000),
+            &timed_program(10, 80_000_000),
+        );
+        assert!(c.speedup > 5.0, "{c:?}");
+        assert!(c.wall_slower && c.reverted, "{c:?}");
+    }
 
     #[test]
     fn the_early_looks_end_the_check_only_on_a_clear_answer() {

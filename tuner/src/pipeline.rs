@@ -475,9 +475,11 @@ impl Pipeline {
             .chain(&report.wholes)
             .any(|n| !n.chosen.steps.is_empty());
         if any_chosen && self.check_runs > 0 {
-            let check = |source: &str, time: &mut TimeSplit| {
+            let check = |report: &ApplyReport, time: &mut TimeSplit| {
                 self.say(&p.name, "whole-program check");
                 let check_clock = Clock::start();
+                let timed =
+                    crate::emit::timed_sources(&dry.parsed.program, &chosen_recipes(&dry, report))?;
                 let mut c = clock.add_to(&mut time.measuring_s, || {
                     crate::check::program_check(
                         &self.toolchain,
@@ -485,14 +487,17 @@ impl Pipeline {
                         total_s,
                         self.timeout,
                         p,
-                        source,
+                        crate::check::CheckFiles {
+                            tuned: &report.source,
+                            timed: timed.as_ref(),
+                        },
                         &dry.cache.root.join("check"),
                     )
                 })?;
                 c.seconds = check_clock.elapsed();
                 Ok::<_, Error>(c)
             };
-            let c = check(&report.source, &mut time)?;
+            let c = check(&report, &mut time)?;
             report.check = Some(c);
             // Lost with a recipe that starts an OpenMP team: once more with each
             // nest's fastest candidate that starts none.
@@ -503,7 +508,7 @@ impl Pipeline {
                 .and_then(|_| report.without_teams())
             {
                 (alt.source, alt.openmp) = emit(&dry, &alt)?;
-                let second = check(&alt.source, &mut time)?;
+                let second = check(&alt, &mut time)?;
                 alt.check_with_teams = report.check.take();
                 alt.check = Some(second);
                 report = alt;
@@ -1062,6 +1067,16 @@ fn judge(candidates: &mut [Candidate], base: &Timing, calls: u64) -> Option<usiz
 /// The user's source with every nest's chosen recipe applied, and whether it needs
 /// OpenMP. A whole nest with a chosen recipe stands for the nests inside it.
 fn emit(dry: &DryRun, report: &ApplyReport) -> Result<(String, bool)> {
+    crate::emit::tuned_source(
+        &dry.parsed.program,
+        &chosen_recipes(dry, report),
+        "re-applying the chosen recipes",
+    )
+}
+
+/// The recipe of every nest and whole nest in `report`, as (region, root loop, recipe),
+/// a whole nest's standing for the nests inside it.
+fn chosen_recipes(dry: &DryRun, report: &ApplyReport) -> Vec<(usize, usize, Recipe)> {
     let chosen = |name: &str, rows: &[NestReport]| {
         rows.iter()
             .find(|r| r.nest == name)
@@ -1083,11 +1098,7 @@ fn emit(dry: &DryRun, report: &ApplyReport) -> Result<(String, bool)> {
         })
         .collect();
     recipes.extend(wholes.into_iter().map(|(w, r)| (w.region, w.root, r)));
-    crate::emit::tuned_source(
-        &dry.parsed.program,
-        &recipes,
-        "re-applying the chosen recipes",
-    )
+    recipes
 }
 
 /// The loops of `nest` that the user declared parallel, with the analysis' verdict.

@@ -297,6 +297,14 @@ pub struct ProgramCheck {
     pub same_output: bool,
     /// The tuned program was not faster beyond the noise: the original is kept.
     pub reverted: bool,
+    /// Where the changed nests were timed: the whole runs' median wall times (ms),
+    /// original then tuned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_ms: Option<(f64, f64)>,
+    /// The tuned program's whole run took longer than the original's by more than
+    /// [`crate::check::WALL_SLACK`]: the original is kept.
+    #[serde(default)]
+    pub wall_slower: bool,
     /// How the original was built for the check.
     #[serde(default)]
     pub original_command: String,
@@ -490,6 +498,9 @@ pub enum TimeUnit {
     Region,
     /// The whole run's wall time (a program without regions).
     Wall,
+    /// The sum of the nests that tuning changed, each timed where the program runs it
+    /// (the whole-program check of a program without `#pragma scop` regions).
+    Nests,
 }
 
 impl std::fmt::Display for TimeUnit {
@@ -497,6 +508,7 @@ impl std::fmt::Display for TimeUnit {
         f.pad(match self {
             TimeUnit::Region => "region",
             TimeUnit::Wall => "wall",
+            TimeUnit::Nests => "changed nests",
         })
     }
 }

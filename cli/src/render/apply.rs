@@ -112,8 +112,11 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
             (None, Some(n)) => format!("no faster in {n} rounds: stopped"),
             (None, None) => format!("p = {:.3}", c.p_value),
         };
+        let wall = c.wall_ms.map_or(String::new(), |(o, t)| {
+            format!("; whole run {o:.1} ms → {t:.1} ms, {:.2}x", o / t.max(1e-9))
+        });
         format!(
-            "{what} ({} time, median of {}): original {:.3} ms, tuned {:.3} ms, {:.2}x ({test}){verdict}",
+            "{what} ({} time, median of {}): original {:.3} ms, tuned {:.3} ms, {:.2}x ({test}){wall}{verdict}",
             c.unit, c.runs, c.original_ms, c.tuned_ms, c.speedup,
         )
     };
@@ -130,12 +133,17 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
         );
     }
     if let Some(c) = &r.check {
-        let verdict = if c.reverted {
-            "; not faster beyond the noise: the original is kept"
+        let verdict = if c.wall_slower {
+            format!(
+                "; the whole run took more than {:.0}% longer: the original is kept",
+                tuner::check::WALL_SLACK * 100.0
+            )
+        } else if c.reverted {
+            "; not faster beyond the noise: the original is kept".to_string()
         } else {
-            ""
+            String::new()
         };
-        let _ = writeln!(out, "{}", check_line("whole program", c, verdict));
+        let _ = writeln!(out, "{}", check_line("whole program", c, &verdict));
         if !c.reverted && !c.same_output {
             let _ = writeln!(
                 out,

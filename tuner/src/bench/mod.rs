@@ -139,11 +139,14 @@ pub struct Sampled {
     pub program: String,
     /// Original or tuned copy.
     pub variant: Variant,
-    /// Seconds per run: the sum of the timed regions, or the whole run's wall time
-    /// when the program has no region (`unit` says which).
+    /// Seconds per run: the sum of the timed regions (or changed nests), or the whole
+    /// run's wall time when the program has none (`unit` says which).
     pub samples: Vec<f64>,
     /// What a sample measures.
     pub unit: TimeUnit,
+    /// The whole runs' wall times (seconds), one per sample.
+    #[serde(default)]
+    pub wall: Vec<f64>,
     /// Median of the samples (seconds).
     pub median: f64,
     /// blake3 of the program's standard output (the same for variants of a program
@@ -278,33 +281,57 @@ impl BenchReport {
     }
 }
 
-/// Declarations put at the top of a timed copy, and the calls around each region.
-const TIMER_DECL: &str =
-    "double tune_bench_now(void); void tune_bench_add(double t0); static double tune_bench_t0;\n";
-const TIMER_START: &str = "tune_bench_t0 = tune_bench_now();";
-const TIMER_STOP: &str = "tune_bench_add(tune_bench_t0);";
+/// Declarations put at the top of a timed copy, and the calls around each region (or
+/// each changed nest, see [`timed_copy`]).
+pub const TIMER_DECL: &str = "void tune_bench_enter(void); void tune_bench_leave(void);\n";
+/// Starts the timer (a nested or recursive entry is part of the outer one).
+pub const TIMER_START: &str = "tune_bench_enter();";
+/// Stops it and adds the time to the run's total.
+pub const TIMER_STOP: &str = "tune_bench_leave();";
 /// The timer, compiled next to the program (its own translation unit, so the program's
-/// `-std` cannot hide `clock_gettime`).
+/// `-std` cannot hide `clock_gettime`). Its depth and start are per thread, and the
+/// total is added to atomically, so a timed nest that some thread of the user's team
+/// runs is counted, not torn.
 const TIMER_SOURCE: &str = r#"#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
 #include <time.h>
-static double tune_bench_total;
+static uint64_t tune_bench_total;
 static int tune_bench_registered;
-double tune_bench_now(void) {
+static __thread int tune_bench_depth;
+static __thread double tune_bench_t0;
+static double tune_bench_now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
-static void tune_bench_print(void) {
-  fprintf(stderr, "tune-bench-seconds: %.9f\n", tune_bench_total);
+static double tune_bench_read(uint64_t bits) {
+  double v;
+  memcpy(&v, &bits, sizeof v);
+  return v;
 }
-void tune_bench_add(double t0) {
-  tune_bench_total += tune_bench_now() - t0;
-  if (!tune_bench_registered) {
-    tune_bench_registered = 1;
+static void tune_bench_print(void) {
+  fprintf(stderr, "tune-bench-seconds: %.9f\n",
+          tune_bench_read(__atomic_load_n(&tune_bench_total, __ATOMIC_SEQ_CST)));
+}
+void tune_bench_enter(void) {
+  if (tune_bench_depth++ == 0)
+    tune_bench_t0 = tune_bench_now();
+}
+void tune_bench_leave(void) {
+  if (--tune_bench_depth != 0)
+    return;
+  double dt = tune_bench_now() - tune_bench_t0;
+  uint64_t old = __atomic_load_n(&tune_bench_total, __ATOMIC_SEQ_CST), new_bits;
+  do {
+    double sum = tune_bench_read(old) + dt;
+    memcpy(&new_bits, &sum, sizeof sum);
+  } while (!__atomic_compare_exchange_n(&tune_bench_total, &old, new_bits, 0,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
+  if (!__atomic_exchange_n(&tune_bench_registered, 1, __ATOMIC_SEQ_CST))
     atexit(tune_bench_print);
-  }
 }
 "#;
 
@@ -330,20 +357,37 @@ pub fn timed_source(text: &str) -> Option<String> {
     (regions > 0).then_some(out)
 }
 
+/// A source that already carries the timer's calls (the whole-program check's copies,
+/// with a timer around each changed nest) is built as it is: `text` with the timer's
+/// declarations first. The `#line` keeps the user's line numbers in diagnostics.
+pub fn timed_copy(text: &str) -> String {
+    format!("{TIMER_DECL}#line 1\n{text}")
+}
+
+/// What `text` times, and the text to build: a copy made by [`timed_copy`], its
+/// `#pragma scop` regions, or (None) the whole run.
+fn timed_text(text: &str) -> Option<(String, TimeUnit)> {
+    if text.starts_with(TIMER_DECL) {
+        return Some((text.to_string(), TimeUnit::Nests));
+    }
+    timed_source(text).map(|t| (t, TimeUnit::Region))
+}
+
 fn timer_path(cfg: &BenchConfig) -> PathBuf {
     cfg.work.join("tune_bench_timer.c")
 }
 
 struct Built {
     exe: PathBuf,
-    timed: bool,
+    /// What a run's reported time measures: None for its wall time.
+    timed: Option<TimeUnit>,
 }
 
 fn build_one(cfg: &BenchConfig, b: &Benchmark) -> Result<Built> {
     let args = CcArgs::parse(&b.args)?;
     let file = Path::new(&b.args[0]);
     let text = std::fs::read_to_string(file).map_err(Error::read(file))?;
-    let timed = timed_source(&text);
+    let timed = timed_text(&text);
     let timer = timer_path(cfg);
     let mut cflags = args.cflags.clone();
     // The timed copy lives elsewhere: the original's folder resolves its includes.
@@ -365,7 +409,8 @@ fn build_one(cfg: &BenchConfig, b: &Benchmark) -> Result<Built> {
         cflags,
         link: args.link.clone(),
     };
-    let source = timed.clone().unwrap_or(text);
+    let unit = timed.as_ref().map(|t| t.1);
+    let source = timed.map_or(text, |t| t.0);
     let built = build(
         &cfg.toolchain,
         &BuildRequest {
@@ -379,11 +424,12 @@ fn build_one(cfg: &BenchConfig, b: &Benchmark) -> Result<Built> {
     )?;
     Ok(Built {
         exe: built.exe,
-        timed: timed.is_some(),
+        timed: unit,
     })
 }
 
-fn run_one(cfg: &BenchConfig, b: &Benchmark, built: &Built) -> Result<(f64, String)> {
+/// One run: its time (as `built` times it), its wall time, and its output's hash.
+fn run_one(cfg: &BenchConfig, b: &Benchmark, built: &Built) -> Result<(f64, f64, String)> {
     let out = run(
         &built.exe,
         &RunOptions {
@@ -407,7 +453,7 @@ fn run_one(cfg: &BenchConfig, b: &Benchmark, built: &Built) -> Result<(f64, Stri
                 .unwrap_or("")
         )));
     }
-    let seconds = if built.timed {
+    let seconds = if built.timed.is_some() {
         String::from_utf8_lossy(&out.stderr)
             .lines()
             .find_map(|l| l.strip_prefix("tune-bench-seconds: "))
@@ -423,6 +469,7 @@ fn run_one(cfg: &BenchConfig, b: &Benchmark, built: &Built) -> Result<(f64, Stri
     };
     Ok((
         seconds,
+        out.wall_seconds,
         blake3::hash(&out.stdout).to_hex()[..16].to_string(),
     ))
 }
@@ -459,13 +506,15 @@ pub fn run_suite_until(
         .map(|b| build_one(cfg, b))
         .collect::<Result<_>>()?;
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); benches.len()];
+    let mut walls: Vec<Vec<f64>> = vec![Vec::new(); benches.len()];
     let mut hashes: Vec<String> = vec![String::new(); benches.len()];
     let rounds = cfg.warmup + cfg.runs.max(2);
     for round in 0..rounds {
         for (i, (b, e)) in benches.iter().zip(&built).enumerate() {
-            let (s, h) = run_one(cfg, b, e)?;
+            let (s, w, h) = run_one(cfg, b, e)?;
             if round >= cfg.warmup {
                 samples[i].push(s);
+                walls[i].push(w);
             }
             hashes[i] = h;
         }
@@ -482,18 +531,15 @@ pub fn run_suite_until(
     let benchmarks = benches
         .iter()
         .zip(&built)
-        .zip(samples.into_iter().zip(hashes))
-        .map(|((b, e), (s, h))| Sampled {
+        .zip(samples.into_iter().zip(hashes).zip(walls))
+        .map(|((b, e), ((s, h), wall))| Sampled {
             name: b.name.clone(),
             program: b.program.clone(),
             variant: b.variant,
             median: stats::median(&s),
             samples: s,
-            unit: if e.timed {
-                TimeUnit::Region
-            } else {
-                TimeUnit::Wall
-            },
+            unit: e.timed.unwrap_or(TimeUnit::Wall),
+            wall,
             output_hash: h,
         })
         .collect();
@@ -692,8 +738,13 @@ mod tests {
         assert_eq!(t.matches(TIMER_START).count(), 2);
         assert_eq!(t.matches(TIMER_STOP).count(), 2);
         assert!(t.starts_with(TIMER_DECL));
-        assert!(t.contains("#pragma endscop\ntune_bench_add(tune_bench_t0);\n#line 6\n"));
+        assert!(t.contains("#pragma endscop\ntune_bench_leave();\n#line 6\n"));
         assert!(timed_source("int main(void) { return 0; }\n").is_none());
+        // A copy with its timers already in (the check's) times its nests as it is.
+        let copy = timed_copy("int main(void) { tune_bench_enter(); tune_bench_leave(); }\n");
+        assert_eq!(timed_text(&copy), Some((copy.clone(), TimeUnit::Nests)));
+        assert_eq!(timed_text(src).map(|t| t.1), Some(TimeUnit::Region));
+        assert_eq!(timed_text("int main(void) { return 0; }\n"), None);
     }
 
     #[test]
