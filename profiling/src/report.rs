@@ -374,8 +374,8 @@ pub struct TreeRow {
     pub n: usize,
 }
 
-/// Milliseconds with four significant digits, however small.
-fn ms(seconds: f64) -> String {
+/// Milliseconds with four significant digits, however small (`seconds` in seconds).
+pub fn ms(seconds: f64) -> String {
     let v = seconds * 1e3;
     match v.abs() {
         0.0 => "0".into(),

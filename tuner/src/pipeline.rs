@@ -1007,7 +1007,10 @@ fn judge(candidates: &mut [Candidate], base: &Timing, calls: u64) -> Option<usiz
         })
         .collect();
     let s = select(base, calls, &timings);
-    let interval = |s: &Stats| format!("{:.4}..{:.4} ms", s.median_ci.0 * 1e3, s.median_ci.1 * 1e3);
+    let interval = |s: &Stats| {
+        let ms = profiling::report::ms;
+        format!("{}..{} ms", ms(s.median_ci.0), ms(s.median_ci.1))
+    };
     for ((c, j), t) in candidates.iter_mut().zip(&s.judgements).zip(&timings) {
         let (Some(j), Some(t)) = (j, t) else {
             continue;

@@ -21,8 +21,8 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
     for n in r.nests.iter().chain(&r.wholes) {
         let spread = |s: &Stats| {
             format!(
-                "{:.3} ±{:.0}%",
-                s.median * 1e3,
+                "{} ±{:.0}%",
+                profiling::report::ms(s.median),
                 100.0 * (s.median_ci.1 - s.median_ci.0) / 2.0 / s.median.max(1e-12)
             )
         };
