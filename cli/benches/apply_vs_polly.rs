@@ -171,6 +171,16 @@ fn main() {
                 of_peak(tb),
                 peak.map_or("unknown".into(), |pk| format!("{pk:.1}"))
             );
+            if let Some((what, x)) = gemm_ceiling(&s.out) {
+                println!(
+                    "gemm ceiling, hand-written with the register tile's technique \
+                     (scripts/gemm-ceiling.c, {what}, best of 3): {x:.1}{}; tune's best run \
+                     at {:.0}% of it, its median at {:.0}%",
+                    of_peak(x),
+                    100.0 * tb / x,
+                    100.0 * tt / x
+                );
+            }
         }
     }
     let (pg, tg) = geomeans(&rows);
@@ -203,4 +213,56 @@ fn main() {
     let path = s.out.join("summary.json");
     std::fs::write(&path, serde_json::to_string_pretty(&summary).unwrap()).unwrap();
     println!("summary: {}", path.display());
+}
+
+/// The fastest of `scripts/gemm-ceiling.c`'s packed gemms at LARGE for this machine's
+/// vector registers (the rows `scripts/gemm-ceiling.sh` sweeps, at KC = 256), built
+/// with gcc -O3 -march=native -fopenmp: its configuration and GFLOP/s, or None when it
+/// cannot be built or run.
+fn gemm_ceiling(work: &std::path::Path) -> Option<(String, f64)> {
+    use std::process::Command;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/gemm-ceiling.c");
+    let defines = Command::new("cc")
+        .args(["-march=native", "-dM", "-E", "-x", "c", "/dev/null"])
+        .output()
+        .ok()?;
+    let avx512 = String::from_utf8_lossy(&defines.stdout).contains("__AVX512F__");
+    let rows: &[u32] = if avx512 { &[8, 12, 14] } else { &[4, 6] };
+    let mut best: Option<(String, f64)> = None;
+    for mr in rows {
+        let exe = work.join(format!("gemm-ceiling-{mr}"));
+        let built = Command::new("cc")
+            .args([
+                "-O3",
+                "-march=native",
+                "-fopenmp",
+                "-DPACKED",
+                "-DNV=2",
+                "-DKC=256",
+                "-DNC=2048",
+            ])
+            .arg(format!("-DMR={mr}"))
+            .arg(format!("-DMC={}", mr * (240 / mr)))
+            .arg(&script)
+            .arg("-o")
+            .arg(&exe)
+            .arg("-lm")
+            .status()
+            .ok()?;
+        if !built.success() {
+            return None;
+        }
+        let out = Command::new(&exe).output().ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        // "packed MR=8 NR=16 (64-byte vectors) MC=240 KC=256 NC=2048: 30.1 ms, 87.6 GFLOP/s, ..."
+        let gflops = text
+            .split(", ")
+            .find_map(|p| p.strip_suffix(" GFLOP/s"))
+            .and_then(|v| v.trim().parse::<f64>().ok())?;
+        let what = text.split(':').next().unwrap_or("").trim().to_string();
+        if out.status.success() && best.as_ref().is_none_or(|b| gflops > b.1) {
+            best = Some((what, gflops));
+        }
+    }
+    best
 }

@@ -346,6 +346,7 @@ fn index_defs(
 ) -> Defs {
     let mut declared: BTreeMap<&str, usize> = BTreeMap::new();
     let mut assigned: BTreeSet<&str> = BTreeSet::new();
+    let mut opaque_writes: BTreeSet<String> = BTreeSet::new();
     let mut inits: Vec<(&str, &Expr)> = Vec::new();
     crate::program::walk_nodes(body, &mut |n, _| match n {
         Node::Decl(d) => {
@@ -359,7 +360,7 @@ fn index_defs(
                 assigned.insert(v);
             }
         }
-        Node::Opaque(o) => assigned.extend(o.writes.iter().map(String::as_str)),
+        Node::Opaque(o) => opaque_writes.extend(written_by(o)),
         Node::Loop(_) | Node::If(_) | Node::Block(_) => {}
     });
     let mut defs = Defs::default();
@@ -404,7 +405,7 @@ fn index_defs(
         }
     }
     for (name, init) in inits {
-        if declared[name] != 1 || assigned.contains(name) {
+        if declared[name] != 1 || assigned.contains(name) || opaque_writes.contains(name) {
             continue;
         }
         // A size (`int n = N;`) stays a name: it may be a stride.
@@ -414,6 +415,19 @@ fn index_defs(
         }
     }
     defs
+}
+
+/// The scalars glue `o` may change that were declared before it: those it assigns by
+/// name, increments or takes the address of (a scalar changes no other way; what it
+/// writes through pointers or lets a callee write is memory, not these), less those it
+/// declares itself, which are other variables than any of that name declared elsewhere
+/// (C allows one declaration of a name per scope).
+fn written_by(o: &crate::program::Opaque) -> Vec<String> {
+    crate::source::assigned_names(&o.text)
+        .0
+        .into_iter()
+        .filter(|w| !o.declares.contains(w))
+        .collect()
 }
 
 /// Integer scalars assigned exactly once (`v = e;`, not under an `if`), where every
@@ -430,6 +444,8 @@ fn assigned_once(body: &[Node]) -> Vec<(String, Expr, Vec<usize>, usize)> {
         sets: BTreeMap<&'a str, Vec<Set<'a>>>,
         /// Variables assigned any other way (compound, under an if, by glue).
         other: BTreeSet<&'a str>,
+        /// Scalars glue may change (see [`written_by`]).
+        glue_writes: BTreeSet<String>,
         /// Variables in subscripts: (loops around, order).
         uses: BTreeMap<String, Vec<(Vec<usize>, usize)>>,
         order: usize,
@@ -487,13 +503,14 @@ fn assigned_once(body: &[Node]) -> Vec<(String, Expr, Vec<usize>, usize)> {
                     visit(&i.else_body, around, true, seen);
                 }
                 Node::Block(b) => visit(b, around, cond, seen),
-                Node::Opaque(o) => seen.other.extend(o.writes.iter().map(String::as_str)),
+                Node::Opaque(o) => seen.glue_writes.extend(written_by(o)),
             }
         }
     }
     let mut seen = Seen {
         sets: BTreeMap::new(),
         other: BTreeSet::new(),
+        glue_writes: BTreeSet::new(),
         uses: BTreeMap::new(),
         order: 0,
     };
@@ -506,7 +523,7 @@ fn assigned_once(body: &[Node]) -> Vec<(String, Expr, Vec<usize>, usize)> {
         let [(value, at, order)] = sets.as_slice() else {
             continue;
         };
-        if seen.other.contains(v) || value.mentions(v) {
+        if seen.other.contains(v) || seen.glue_writes.contains(*v) || value.mentions(v) {
             continue;
         }
         let uses = seen.uses.get(*v).map_or(&[][..], Vec::as_slice);

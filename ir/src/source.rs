@@ -299,9 +299,106 @@ pub fn mentions_word(text: &str, word: &str) -> bool {
     })
 }
 
+/// The variables a statement without calls stores to by name: assigned (`x = `,
+/// `x += `, ...), incremented or decremented, or whose address it takes; None where it
+/// calls a function or stores through a subscript or a pointer (`a[i] = `, `*p = `),
+/// which only the names it mentions can bound.
+pub fn stores_by_name(text: &str) -> Option<Vec<String>> {
+    let (names, elsewhere) = assigned_names(text);
+    (!elsewhere).then_some(names)
+}
+
+/// The variables `text` assigns by name, increments, decrements or takes the address
+/// of (the only ways a scalar local changes), and whether it also calls a function or
+/// stores through a subscript or a pointer.
+pub fn assigned_names(text: &str) -> (Vec<String>, bool) {
+    const ASSIGN: [&str; 13] = [
+        "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--",
+    ];
+    const NOT_CALLS: [&str; 7] = ["sizeof", "if", "while", "for", "switch", "return", "do"];
+    let assigns = |rest: &str| {
+        let rest = rest.trim_start();
+        ASSIGN.iter().any(|op| rest.starts_with(op)) && !rest.starts_with("==")
+    };
+    let b = text.as_bytes();
+    let mut out: Vec<String> = Vec::new();
+    let mut elsewhere = false;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'"' || c == b'\'' {
+            i += 1;
+            while i < b.len() && b[i] != c && b[i] != b'\n' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+            continue;
+        }
+        // A store through a subscript or a pointer.
+        if c == b']' && assigns(&text[i + 1..]) {
+            elsewhere = true;
+        }
+        if c == b'*' {
+            let before = text[..i].trim_end();
+            let unary = before.is_empty() || before.ends_with([';', '{', '}', '(', ',', '=']);
+            let rest = text[i + 1..].trim_start();
+            let name_len = rest.bytes().take_while(|x| is_ident(*x)).count();
+            if unary && name_len > 0 && assigns(&rest[name_len..]) {
+                elsewhere = true;
+            }
+        }
+        if !(c.is_ascii_alphabetic() || c == b'_') {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && is_ident(b[i]) {
+            i += 1;
+        }
+        let name = &text[start..i];
+        let before = text[..start].trim_end();
+        let after = &text[i..];
+        if after.trim_start().starts_with('(') && !NOT_CALLS.contains(&name) {
+            elsewhere = true;
+            continue;
+        }
+        if before.ends_with('.') || before.ends_with("->") {
+            continue;
+        }
+        let stored = (assigns(after) && !after.trim_start().starts_with("=="))
+            || before.ends_with("++")
+            || before.ends_with("--")
+            || (before.ends_with('&') && !before.ends_with("&&"));
+        if stored && !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
+        }
+    }
+    (out, elsewhere)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stores_by_name_reads_what_a_statement_assigns() {
+        let names = |t: &str| stores_by_name(t);
+        assert_eq!(names("float *src = in;"), Some(vec!["src".to_string()]));
+        assert_eq!(
+            names("float *t = src; src = dst; dst = t; count++;"),
+            Some(vec!["t".into(), "src".into(), "dst".into(), "count".into()])
+        );
+        assert_eq!(names("x == y ? a : b;"), Some(vec![]));
+        assert_eq!(names("int n = sizeof(v) / 4;"), Some(vec!["n".to_string()]));
+        assert_eq!(names("g(&k);"), None);
+        assert_eq!(names("a[i] = 0;"), None);
+        assert_eq!(names("*p += 1;"), None);
+        assert_eq!(names("s.n = 1;"), Some(vec![]));
+        assert_eq!(
+            names("q = &r;"),
+            Some(vec!["q".to_string(), "r".to_string()])
+        );
+    }
 
     #[test]
     fn maps_offsets_through_line_markers() {

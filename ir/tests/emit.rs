@@ -150,9 +150,12 @@ fn a_parallel_region_with_other_statements_is_kept_as_written() {
         o.text
     );
     assert!(o.text.ends_with("x[i] = 2.0;\n  }"), "{}", o.text);
+    // Every thread of the team stores x[0]: one thread running the block would not
+    // compute what the team does in every case (here it would; the rule reads only
+    // what the block declares as each thread's own).
     assert_eq!(
         o.reason,
-        "statement in the '#pragma omp parallel' block that is not a '#pragma omp for' loop"
+        "'#pragma omp parallel' block: every thread assigns 'x' (line 7)"
     );
     assert_eq!(o.pos.line, 6);
     assert!(o.writes.contains(&"x".to_string()));

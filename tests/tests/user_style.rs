@@ -656,3 +656,26 @@ fn weights_in_rows_allocated_one_by_one_are_tuned_with_unit_stride() {
         assert!(tuned.contains("tune_apart_"), "{tuned}");
     }
 }
+
+#[test]
+fn a_parallel_region_around_a_time_loop_has_its_worksharing_sweep_tuned() {
+    // The team runs the time loop, each thread swapping its own pointers: the sweep is a
+    // nest of its own. The block whose threads each write their own slot (the thread's
+    // number) is kept as written, and says why.
+    let (_, tuned, r) = tune_and_check("omp_team_loop.c", &["-fopenmp"]);
+    let lines = nest_lines(&r);
+    assert!(lines.contains(&36), "{lines:?}");
+    assert!(!lines.contains(&66), "{lines:?}");
+    let out = left_out(&r);
+    assert!(
+        out.iter()
+            .any(|l| l.contains("'#pragma omp parallel' block: call to 'omp_get_thread_num'")),
+        "{out:#?}"
+    );
+    // The user's regions stand in the tuned file as written, one each.
+    assert_eq!(
+        tuned.matches("#pragma omp parallel\n").count(),
+        2,
+        "{tuned}"
+    );
+}

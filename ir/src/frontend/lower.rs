@@ -652,9 +652,35 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// A user's parallel region: every statement of its block must be a worksharing
-    /// loop, which then carries the region's directive (see [`Directive::InParallel`]).
+    /// A user's parallel region. A block of worksharing loops: each loop then carries
+    /// the region's directive (see [`Directive::InParallel`]). A block with other
+    /// statements (declarations, a time loop around its worksharing loops, a pointer
+    /// swap, a `master` print) is read as the team runs it: every thread runs the
+    /// other statements alike, and each worksharing loop shares its iterations among
+    /// them. Where those statements write only what the block declares (each thread's
+    /// own copy, all copies equal) and nothing in them depends on the thread, one
+    /// thread running them computes the same: the block is kept as a block, its
+    /// worksharing loops carrying the region's directive, so each stands alone as a
+    /// parallel region of its own in nest functions, cutouts and the dry run, and goes
+    /// back into the user's block in the tuned file ([`Lowerer::replicated`] says why
+    /// a block is not read so).
     fn parallel_block(&self, text: String, body: Vec<Node>, span: Span) -> Result<Vec<Node>> {
+        if !body
+            .iter()
+            .all(|n| matches!(n, Node::Loop(l) if l.is_parallel_for()))
+        {
+            let mut declared = Vec::new();
+            declared_names(&body, &mut declared);
+            let mut body = body;
+            return match replicated(&mut body, &declared, &text) {
+                Ok(true) => Ok(vec![Node::Block(body)]),
+                Ok(false) => self.unsupported(
+                    span,
+                    format!("'{text}' block without a '#pragma omp for' loop"),
+                ),
+                Err(why) => self.unsupported(span, format!("'{text}' block: {why}")),
+            };
+        }
         let mut out = Vec::with_capacity(body.len());
         for n in body {
             match n {
@@ -767,6 +793,117 @@ impl<'a> Lowerer<'a> {
     pub(super) fn expr_const(&self, e: &CNode<Expression>) -> Option<i64> {
         dim_expr(e, self.pp).as_ref().and_then(const_value)
     }
+}
+
+/// The names that `body` declares (its declarations and glue's), at any depth.
+fn declared_names(body: &[Node], out: &mut Vec<String>) {
+    for n in body {
+        match n {
+            Node::Decl(d) => out.push(d.name.clone()),
+            Node::Opaque(o) => out.extend(o.declares.iter().cloned()),
+            Node::Block(b) => declared_names(b, out),
+            Node::If(i) => {
+                declared_names(&i.then_body, out);
+                declared_names(&i.else_body, out);
+            }
+            Node::Loop(_) | Node::Assign(_) => {}
+        }
+    }
+}
+
+/// Whether one thread running the statements of the user's parallel block `body`
+/// (outside its worksharing loops) computes what each thread of the team computes:
+/// they write only names the block declares (`declared`), and call nothing that
+/// answers differently per thread; a statement under `master` or `single` runs once
+/// either way. Each worksharing loop found (`#pragma omp for`, not a parallel loop of
+/// its own) gets the region's directive `text`; Ok(true) when there is one. Err says
+/// which statement keeps the block as written.
+fn replicated(
+    body: &mut [Node],
+    declared: &[String],
+    text: &str,
+) -> std::result::Result<bool, String> {
+    let mut found = false;
+    for n in body {
+        match n {
+            Node::Loop(l) if is_worksharing(l) => {
+                l.directives.insert(
+                    0,
+                    Directive::InParallel {
+                        text: text.to_string(),
+                    },
+                );
+                found = true;
+            }
+            Node::Loop(l) => {
+                return Err(format!(
+                    "loop '{}' that every thread runs (line {})",
+                    l.var, l.pos.line
+                ))
+            }
+            Node::Decl(_) => {}
+            Node::Assign(a) => match &a.target {
+                Expr::Var(v) if declared.contains(v) => {}
+                t => {
+                    let name = match t {
+                        Expr::Var(v) => v.as_str(),
+                        Expr::Access { array, .. } => array.as_str(),
+                        _ => "?",
+                    };
+                    return Err(format!(
+                        "every thread assigns '{name}' (line {})",
+                        a.pos.line
+                    ));
+                }
+            },
+            Node::Block(b) => found |= replicated(b, declared, text)?,
+            Node::If(i) => {
+                found |= replicated(&mut i.then_body, declared, text)?;
+                found |= replicated(&mut i.else_body, declared, text)?;
+            }
+            Node::Opaque(o) => {
+                let first = o.text.trim_start();
+                let once = ["#pragma omp master", "#pragma omp single"]
+                    .iter()
+                    .any(|p| first.starts_with(p));
+                if once {
+                    continue;
+                }
+                if o.text.contains("#pragma") {
+                    return Err(format!("directive in glue (line {})", o.pos.line));
+                }
+                for f in [
+                    "omp_get_thread_num",
+                    "omp_get_num_threads",
+                    "omp_get_team_num",
+                ] {
+                    if crate::source::mentions_word(&o.text, f) {
+                        return Err(format!("call to '{f}' (line {})", o.pos.line));
+                    }
+                }
+                // A statement without calls stores what it assigns by name; otherwise
+                // what it names may be written (through a pointer, by a callee).
+                let writes =
+                    crate::source::stores_by_name(&o.text).unwrap_or_else(|| o.writes.clone());
+                if let Some(w) = writes.iter().find(|w| !declared.contains(w)) {
+                    return Err(format!("every thread writes '{w}' (line {})", o.pos.line));
+                }
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The user's `#pragma omp for` loop (a worksharing loop inside their parallel
+/// region), not a combined parallel loop.
+fn is_worksharing(l: &Loop) -> bool {
+    l.directives.iter().any(|d| match d {
+        Directive::Other { text } => {
+            let w: Vec<&str> = text.split_whitespace().take(3).collect();
+            w.get(1..3) == Some(&["omp", "for"][..])
+        }
+        _ => false,
+    })
 }
 
 /// `#pragma omp parallel [clauses]`: a parallel region, not a combined construct.
