@@ -110,8 +110,10 @@ pub fn tuned_source(
 /// with `enter` before and `leave` after every changed nest, in a block of its own (a
 /// nest may be the body of an `if` without braces): the whole-program check then times,
 /// in both programs, the code that tuning changed and nothing else. None where a
-/// changed nest cannot be replaced alone (its region is printed anew) or runs in the
-/// user's `#pragma omp parallel` block (every thread of the team would pass the timer).
+/// changed nest cannot be replaced alone (its region is printed anew). A worksharing
+/// loop in the user's `#pragma omp parallel` block is timed inside the block: each
+/// thread of the team times its part, the implicit barrier at its end included (the
+/// timer keeps one start per thread and adds atomically).
 pub fn timed_sources(
     text: &str,
     program: &Program,
@@ -124,14 +126,6 @@ pub fn timed_sources(
     let mut was = Vec::new();
     let mut now = Vec::new();
     for &(region, root) in changed {
-        let old = crate::program::find_loop(&original.regions.get(region)?.body, root)?;
-        if old
-            .directives
-            .iter()
-            .any(|d| matches!(d, crate::program::Directive::InParallel { .. }))
-        {
-            return None;
-        }
         let (start, after, new) = nest_edit(text, &lines, program, original, region, root)?;
         let timed = |code: &str| format!("{{ {enter}\n{code}{leave} }}\n");
         was.push((start, after, timed(&text[start..after])));

@@ -854,7 +854,7 @@ fn the_checks_timers_wrap_each_changed_nest_in_both_files_and_nothing_else() {
 }
 
 #[test]
-fn a_changed_nest_in_the_users_parallel_block_is_not_timed_alone() {
+fn a_changed_nest_in_the_users_parallel_block_is_timed_inside_it() {
     let file = format!(
         "{}/../tests/fixtures/user-style/omp_region.c",
         env!("CARGO_MANIFEST_DIR")
@@ -867,15 +867,21 @@ fn a_changed_nest_in_the_users_parallel_block_is_not_timed_alone() {
         steps: vec![Step::Unroll { at: 1, factor: 2 }],
     };
     let (tuned, _) = ir::emit::apply_recipes(program, &[(n.region, n.root, recipe)]).unwrap();
-    // Every thread of the user's team would pass the timer: the check times the whole
-    // run instead.
-    assert!(ir::emit::timed_sources(
+    // Each thread of the user's team times its part of the worksharing loop: the
+    // timers stand inside the user's region, around the loop and its own directive.
+    let (was, now) = ir::emit::timed_sources(
         &text,
         &tuned,
         program,
         &[(n.region, n.root)],
         "enter();",
-        "leave();"
+        "leave();",
     )
-    .is_none());
+    .unwrap();
+    for t in [&was, &now] {
+        assert_eq!(t.matches("#pragma omp parallel").count(), 1, "{t}");
+        let region = t.split("#pragma omp parallel").nth(1).unwrap();
+        assert!(region.contains("{ enter();\n#pragma omp for\n"), "{t}");
+        assert_eq!(t.matches("enter();").count(), 1, "{t}");
+    }
 }

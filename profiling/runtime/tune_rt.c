@@ -16,6 +16,11 @@
  *
  * The runtime never writes to the program's stdout or stderr except for a one-line
  * message when saving fails.
+ *
+ * Only the program's main thread records: a nest or region that threads of the
+ * program's own parallel region run (a function called from inside it) counts those
+ * calls apart ("concurrent" in the report) and is neither timed nor saved by them, so
+ * the records stay whole and tune can tell that the program runs it in parallel.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,7 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define TUNE_RT_MAX_SLOTS 4096
 #define TUNE_RT_KEEP 64 /* per-version times kept for the first versions */
@@ -42,6 +49,7 @@ struct tune_rt_slot {
   int nmarks;
   long mark_v[TUNE_RT_MARKS];
   double mark_t[TUNE_RT_MARKS];
+  long concurrent; /* calls from threads other than the main one (atomic) */
 };
 
 static struct tune_rt_slot tune_rt_slots[TUNE_RT_MAX_SLOTS];
@@ -55,6 +63,16 @@ static FILE *tune_rt_saved_log; /* one JSON object per saved file, in memory */
 static char *tune_rt_saved_buf;
 static size_t tune_rt_saved_len;
 static int tune_rt_failed;
+
+/* 1 on the process's main thread, 2 on any other (0: not asked yet). */
+static __thread int tune_rt_thread;
+
+static int tune_rt_on_main(void)
+{
+  if (!tune_rt_thread)
+    tune_rt_thread = (long)syscall(SYS_gettid) == (long)getpid() ? 1 : 2;
+  return tune_rt_thread == 1;
+}
 
 static double tune_rt_now(void)
 {
@@ -94,7 +112,7 @@ static void tune_rt_report(void)
     fprintf(f, "],\"marks\":[");
     for (int k = 0; k < s->nmarks; k++)
       fprintf(f, "%s[%ld,%.9e]", k ? "," : "", s->mark_v[k], s->mark_t[k]);
-    fprintf(f, "]}");
+    fprintf(f, "],\"concurrent\":%ld}", __atomic_load_n(&s->concurrent, __ATOMIC_RELAXED));
   }
   fprintf(f, "],\"save_s\":%.9e,\"save_failed\":%s,\"saved\":[", tune_rt_save_seconds,
           tune_rt_failed ? "true" : "false");
@@ -144,9 +162,19 @@ static void tune_rt_init(void)
 
 long tune_rt_enter(int slot, const char *name)
 {
-  tune_rt_init();
   if (slot < 0 || slot >= TUNE_RT_MAX_SLOTS)
     return 0;
+  if (!tune_rt_on_main()) {
+    /* version -1: not saved, not timed; the slot is in the report all the same */
+    __atomic_fetch_add(&tune_rt_slots[slot].concurrent, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&tune_rt_slots[slot].name, name, __ATOMIC_RELAXED);
+    int n = __atomic_load_n(&tune_rt_nslots, __ATOMIC_RELAXED);
+    while (slot >= n && !__atomic_compare_exchange_n(&tune_rt_nslots, &n, slot + 1, 0,
+                                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+      ;
+    return -1;
+  }
+  tune_rt_init();
   if (slot >= tune_rt_nslots)
     tune_rt_nslots = slot + 1;
   tune_rt_slots[slot].name = name;
@@ -155,7 +183,7 @@ long tune_rt_enter(int slot, const char *name)
 
 int tune_rt_saving(int slot, long version)
 {
-  if (tune_rt_data == NULL || tune_rt_failed)
+  if (version < 0 || tune_rt_data == NULL || tune_rt_failed)
     return 0;
   if (tune_rt_plan && slot >= 0 && slot < TUNE_RT_MAX_SLOTS && tune_rt_plan[slot] >= 0)
     return version == tune_rt_plan[slot];
@@ -164,7 +192,7 @@ int tune_rt_saving(int slot, long version)
 
 void tune_rt_start(int slot)
 {
-  if (slot < 0 || slot >= TUNE_RT_MAX_SLOTS)
+  if (slot < 0 || slot >= TUNE_RT_MAX_SLOTS || !tune_rt_on_main())
     return;
   tune_rt_slots[slot].save_at_start = tune_rt_save_seconds;
   tune_rt_slots[slot].started = tune_rt_now();
@@ -173,7 +201,7 @@ void tune_rt_start(int slot)
 void tune_rt_stop(int slot, long version)
 {
   double end = tune_rt_now();
-  if (slot < 0 || slot >= TUNE_RT_MAX_SLOTS)
+  if (slot < 0 || slot >= TUNE_RT_MAX_SLOTS || version < 0)
     return;
   struct tune_rt_slot *s = &tune_rt_slots[slot];
   double t = end - s->started - (tune_rt_save_seconds - s->save_at_start);

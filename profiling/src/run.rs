@@ -50,6 +50,10 @@ pub struct SlotReport {
     /// spacing doubles as the run goes on): where in the sequence the time was spent.
     #[serde(default)]
     pub marks: Vec<(u64, f64)>,
+    /// Calls from threads other than the main one (the program runs it inside its own
+    /// parallel region): neither timed nor saved.
+    #[serde(default)]
+    pub concurrent: u64,
 }
 
 /// One file saved by the runtime.

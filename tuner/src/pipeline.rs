@@ -388,6 +388,13 @@ impl Pipeline {
                         100.0 * AUTO_MIN_SHARE
                     ))
                 }
+                // Threads of the program's own team run it: a cutout would measure it
+                // alone, and a recipe could start a team inside the program's.
+                Some(s) if s.concurrent > 0 => Some(format!(
+                    "run by the threads of the program's own parallel region ({} of its \
+                     calls outside the main thread)",
+                    s.concurrent
+                )),
                 Some(_) => None,
             };
             // This nest's share of the time left.

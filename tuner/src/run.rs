@@ -172,6 +172,9 @@ pub struct NestSummary {
     pub max_s: f64,
     /// Its loops with their verdicts.
     pub loops: Vec<LoopSummary>,
+    /// Calls from threads of the program's own parallel region (not timed, not saved).
+    #[serde(default)]
+    pub concurrent: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -499,6 +502,7 @@ fn nest_summaries(
                 min_s: s.map_or(0.0, |s| s.min_s),
                 max_s: s.map_or(0.0, |s| s.max_s),
                 loops: loop_summaries(std::slice::from_ref(&Node::Loop(root.clone()))),
+                concurrent: s.map_or(0, |s| s.concurrent),
             }
         })
         .collect()

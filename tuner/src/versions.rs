@@ -85,6 +85,7 @@ mod tests {
             max_s: times.iter().cloned().fold(0.0, f64::max),
             times_s: times.to_vec(),
             marks,
+            concurrent: 0,
         }
     }
 
@@ -119,6 +120,7 @@ mod tests {
             max_s: 1.0,
             times_s: vec![1.0; 16],
             marks: vec![(4, 4.0), (8, 8.0), (12, 12.0), (16, 16.0)],
+            concurrent: 0,
         };
         assert_eq!(time_median_version(&s), Some(7));
     }

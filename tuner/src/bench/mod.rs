@@ -92,8 +92,8 @@ impl Benchmark {
     }
 
     /// A tuned copy `file` of the program built with `original_args`: the same flags,
-    /// with the original's folder on the include path so that its quoted includes
-    /// resolve as the original's do; built with OpenMP.
+    /// with the original's folder on the quoted include path (`-iquote`) so that its
+    /// quoted includes resolve as the original's do; built with OpenMP.
     pub fn tuned(program: &str, file: &Path, original_args: &[String]) -> Benchmark {
         let mut args = vec![file.display().to_string()];
         if let Some(d) = original_args
@@ -101,7 +101,10 @@ impl Benchmark {
             .and_then(|m| std::path::absolute(m).ok())
             .and_then(|m| m.parent().map(Path::to_path_buf))
         {
-            args.push(format!("-I{}", d.display()));
+            // Quoted includes only: `<unistd.h>` stays the system's even where the
+            // user's folder holds a file of that name.
+            args.push("-iquote".into());
+            args.push(d.display().to_string());
         }
         args.extend(original_args.iter().skip(1).cloned());
         Benchmark {
@@ -397,7 +400,8 @@ fn build_one(cfg: &BenchConfig, b: &Benchmark) -> Result<Built> {
         } else {
             d
         };
-        cflags.push(format!("-I{}", d.display()));
+        cflags.push("-iquote".into());
+        cflags.push(d.display().to_string());
     }
     let mut extra = args.extra_sources.clone();
     if timed.is_some() {
