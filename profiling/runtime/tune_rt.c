@@ -300,7 +300,8 @@ void tune_rt_save(const char *array, const char *tag, long version, int output, 
   unsigned long count = 1;
 
   tune_rt_init();
-  if (!tune_rt_data)
+  /* A pointer that points nowhere yet has nothing to save (the data set lacks it). */
+  if (!tune_rt_data || !data)
     return;
   if (snprintf(dir, sizeof dir, "%s/%s", tune_rt_data, array) >= (int)sizeof dir)
     goto fail;
@@ -346,7 +347,7 @@ void tune_rt_save_rows(const char *array, const char *tag, long version, int out
   char *block;
 
   tune_rt_init();
-  if (!tune_rt_data)
+  if (!tune_rt_data || !rows)
     return;
   block = malloc(n * len + 1);
   if (!block) {

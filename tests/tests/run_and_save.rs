@@ -206,3 +206,26 @@ fn a_hanging_program_is_killed_at_the_timeout() {
     );
     assert!(dir.path().join(".tunecache/h/data/a/nest0_0.npy").exists());
 }
+
+#[test]
+fn a_pointer_that_points_nowhere_at_the_regions_entry_is_not_saved_there() {
+    // TSVC's form: a global pointer set inside the function (`xx = pool;`) is null when
+    // the region starts. Its nest's data, taken where the nest starts, is saved; the
+    // region's entry has nothing to save for it, and the run ends as the program does.
+    let dir = tempfile::tempdir().unwrap();
+    let src = "#include <stdio.h>\nstatic float pool[1000];\nfloat *xx;\nstatic void step(void) {\n  int i;\n  xx = pool;\n  for (i = 0; i < 999; i++)\n    xx[i] = xx[i + 1] + 1.0f;\n}\nint main(void) {\n  int i;\n  for (i = 0; i < 1000; i++)\n    pool[i] = (float)i;\n  step();\n  printf(\"%.1f\\n\", pool[3]);\n  return 0;\n}\n";
+    std::fs::write(dir.path().join("g.c"), src).unwrap();
+    let out = tune(&strings(&["run", "--function", "step", "g.c"]), dir.path());
+    assert_eq!(out.code, 0, "{}", out.stderr_text());
+    assert_eq!(out.stdout, b"5.0\n");
+    let data = dir.path().join(".tunecache/g/data/xx");
+    let mut saved: Vec<String> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    saved.sort();
+    assert_eq!(
+        saved,
+        ["nest0_0.npy", "nest0_0.out.npy", "region0_0.out.npy"]
+    );
+}
