@@ -681,23 +681,30 @@ fn a_parallel_region_around_a_time_loop_has_its_worksharing_sweep_tuned() {
 }
 
 #[test]
-fn a_loop_that_the_programs_own_threads_run_is_left_as_written_and_says_why() {
-    // dot() is called from the user's parallel loop: its loop runs in the team's
-    // threads. The runtime records only the main thread's calls and counts the others,
-    // and the nest is left out with that reason, as the user wrote it.
-    let (original, tuned, r) = tune_and_check("team_calls.c", &["-fopenmp"]);
-    let out = left_out(&r);
-    assert!(
-        out.iter().any(|l| l.starts_with(
-            "16: nest nest0: run by the threads of the program's own parallel region ("
-        )),
-        "{out:#?}"
-    );
-    assert!(!r["nests"]
+fn a_loop_that_the_programs_own_threads_run_is_tuned_on_one_thread() {
+    // dot() is called from the user's parallel region: its loop runs in the team's
+    // threads. The runtime records only the main thread's calls and counts the others;
+    // the nest is tuned with recipes that start no team of their own.
+    let (_, tuned, r) = tune_and_check("team_calls.c", &["-fopenmp"]);
+    let nest = r["nests"]
         .as_array()
         .unwrap()
         .iter()
-        .any(|n| n["line"] == 16));
-    let dot = "  for (i = 0; i < n; i++)\n    s += a[i] * b[i];\n";
-    assert!(original.contains(dot) && tuned.contains(dot), "{tuned}");
+        .find(|n| n["line"] == 16)
+        .unwrap_or_else(|| panic!("{}", r["left_out"]));
+    let candidates = nest["candidates"].as_array().unwrap();
+    assert!(!candidates.is_empty());
+    for c in candidates {
+        let steps = c["recipe"]["steps"].as_array().unwrap();
+        assert!(
+            steps
+                .iter()
+                .all(|s| s["step"] != "parallelize" && s["parallel"] != true),
+            "{c}"
+        );
+    }
+    // The helper never starts a team in the tuned file.
+    let helper = tuned.split("static double dot").nth(1).unwrap();
+    let helper = helper.split("int main").next().unwrap();
+    assert!(!helper.contains("omp parallel"), "{helper}");
 }

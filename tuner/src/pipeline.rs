@@ -388,13 +388,6 @@ impl Pipeline {
                         100.0 * AUTO_MIN_SHARE
                     ))
                 }
-                // Threads of the program's own team run it: a cutout would measure it
-                // alone, and a recipe could start a team inside the program's.
-                Some(s) if s.concurrent > 0 => Some(format!(
-                    "run by the threads of the program's own parallel region ({} of its \
-                     calls outside the main thread)",
-                    s.concurrent
-                )),
                 Some(_) => None,
             };
             // This nest's share of the time left.
@@ -600,6 +593,46 @@ impl Pipeline {
                 }
                 picks.push(Some(recipe.clone()));
                 candidates.push(dense::rule_candidate(rule, what, recipe));
+            }
+        }
+        // The program's own team runs this nest (a function its parallel region calls):
+        // a recipe runs it on one thread, since a team of its own would start inside
+        // the program's.
+        let team_calls = ctx
+            .dry
+            .summary
+            .nests
+            .iter()
+            .find(|s| s.name == nest.name)
+            .map_or(0, |s| s.concurrent);
+        if team_calls > 0 {
+            for i in 0..picks.len() {
+                let Some(r) = picks[i].as_ref() else { continue };
+                if !r.steps.iter().any(ir::transform::Step::starts_team) {
+                    continue;
+                }
+                let mut serial = Recipe::default();
+                for (k, step) in r.steps.iter().enumerate() {
+                    match step.serial() {
+                        Some(s) => serial.steps.push(s),
+                        None => candidates[i].dropped.push(format!(
+                            "recipe step {k}: a parallel loop, where the program's own team \
+                             runs this nest ({team_calls} of its calls outside the main thread)"
+                        )),
+                    }
+                }
+                let c = &mut candidates[i];
+                if serial.steps.is_empty() || picks[..i].iter().any(|q| q.as_ref() == Some(&serial))
+                {
+                    c.verdict = crate::report::CandidateVerdict::NotApplicable;
+                    c.why = "on one thread, no step of the recipe applies or it is a recipe \
+                             measured already (passed over, not measured)"
+                        .into();
+                    picks[i] = None;
+                } else {
+                    c.recipe = serial.clone();
+                    picks[i] = Some(serial);
+                }
             }
         }
         let measured = self.measure_picks(

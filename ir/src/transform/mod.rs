@@ -230,6 +230,25 @@ impl Step {
             _ => false,
         }
     }
+
+    /// The step run by one thread: a register or time tile without its team, no
+    /// parallel loop (None); any other step as it is. The loops are the same either
+    /// way, so the steps after it still find theirs.
+    pub fn serial(&self) -> Option<Step> {
+        match self {
+            Step::Parallelize { .. } => None,
+            Step::RegisterTile { .. } | Step::TimeTile { .. } => {
+                let mut s = self.clone();
+                if let Step::RegisterTile { parallel, .. } | Step::TimeTile { parallel, .. } =
+                    &mut s
+                {
+                    *parallel = false;
+                }
+                Some(s)
+            }
+            _ => Some(self.clone()),
+        }
+    }
 }
 
 /// A sequence of steps applied in order.
@@ -501,6 +520,49 @@ fn apply_step(nest: &mut Loop, step: &Step, cx: &mut Ctx) -> Result<Option<Post>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_step_on_one_thread_keeps_its_loops_and_drops_its_team() {
+        let par = Step::Parallelize {
+            at: 0,
+            schedule: Schedule::Static,
+            chunk: None,
+            collapse: None,
+        };
+        assert_eq!(par.serial(), None);
+        let tile = Step::RegisterTile {
+            at: 0,
+            mr: 8,
+            nr: 16,
+            mc: 240,
+            kc: 256,
+            nc: 2048,
+            parallel: true,
+        };
+        let one = tile.serial().unwrap();
+        assert!(!one.starts_team());
+        assert_eq!(
+            one,
+            Step::RegisterTile {
+                at: 0,
+                mr: 8,
+                nr: 16,
+                mc: 240,
+                kc: 256,
+                nc: 2048,
+                parallel: false,
+            }
+        );
+        let time = Step::TimeTile {
+            at: 1,
+            width: 32,
+            depth: 4,
+            parallel: true,
+        };
+        assert!(!time.serial().unwrap().starts_team());
+        let unroll = Step::Unroll { at: 2, factor: 4 };
+        assert_eq!(unroll.serial(), Some(unroll));
+    }
 
     #[test]
     fn steps_have_a_stable_json_form() {
