@@ -530,29 +530,18 @@ mod tests {
             collapse: None,
         };
         assert_eq!(par.serial(), None);
-        let tile = Step::RegisterTile {
+        let tile = |parallel| Step::RegisterTile {
             at: 0,
             mr: 8,
             nr: 16,
             mc: 240,
             kc: 256,
             nc: 2048,
-            parallel: true,
+            parallel,
         };
-        let one = tile.serial().unwrap();
+        let one = tile(true).serial().unwrap();
         assert!(!one.starts_team());
-        assert_eq!(
-            one,
-            Step::RegisterTile {
-                at: 0,
-                mr: 8,
-                nr: 16,
-                mc: 240,
-                kc: 256,
-                nc: 2048,
-                parallel: false,
-            }
-        );
+        assert_eq!(one, tile(false));
         let time = Step::TimeTile {
             at: 1,
             width: 32,
