@@ -308,21 +308,17 @@ pub fn stores_by_name(text: &str) -> Option<Vec<String>> {
     (!elsewhere).then_some(names)
 }
 
-/// The variables `text` assigns by name, increments, decrements or takes the address
-/// of (the only ways a scalar local changes), and whether it also calls a function or
-/// stores through a subscript or a pointer.
-pub fn assigned_names(text: &str) -> (Vec<String>, bool) {
-    const ASSIGN: [&str; 13] = [
-        "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--",
-    ];
-    const NOT_CALLS: [&str; 7] = ["sizeof", "if", "while", "for", "switch", "return", "do"];
-    let assigns = |rest: &str| {
-        let rest = rest.trim_start();
-        ASSIGN.iter().any(|op| rest.starts_with(op)) && !rest.starts_with("==")
-    };
+/// A piece of code outside string and character literals: an identifier (its byte
+/// range) or any other byte (its offset).
+pub enum Code {
+    Ident(std::ops::Range<usize>),
+    Other(usize),
+}
+
+/// The code of `text`, string and character literals left out.
+pub fn code(text: &str) -> Vec<Code> {
     let b = text.as_bytes();
-    let mut out: Vec<String> = Vec::new();
-    let mut elsewhere = false;
+    let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
@@ -334,43 +330,72 @@ pub fn assigned_names(text: &str) -> (Vec<String>, bool) {
             i += 1;
             continue;
         }
-        // A store through a subscript or a pointer.
-        if c == b']' && assigns(&text[i + 1..]) {
-            elsewhere = true;
-        }
-        if c == b'*' {
-            let before = text[..i].trim_end();
-            let unary = before.is_empty() || before.ends_with([';', '{', '}', '(', ',', '=']);
-            let rest = text[i + 1..].trim_start();
-            let name_len = rest.bytes().take_while(|x| is_ident(*x)).count();
-            if unary && name_len > 0 && assigns(&rest[name_len..]) {
-                elsewhere = true;
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && is_ident(b[i]) {
+                i += 1;
             }
-        }
-        if !(c.is_ascii_alphabetic() || c == b'_') {
-            i += 1;
+            out.push(Code::Ident(start..i));
             continue;
         }
-        let start = i;
-        while i < b.len() && is_ident(b[i]) {
-            i += 1;
-        }
-        let name = &text[start..i];
-        let before = text[..start].trim_end();
-        let after = &text[i..];
-        if after.trim_start().starts_with('(') && !NOT_CALLS.contains(&name) {
-            elsewhere = true;
-            continue;
-        }
-        if before.ends_with('.') || before.ends_with("->") {
-            continue;
-        }
-        let stored = (assigns(after) && !after.trim_start().starts_with("=="))
-            || before.ends_with("++")
-            || before.ends_with("--")
-            || (before.ends_with('&') && !before.ends_with("&&"));
-        if stored && !out.iter().any(|n| n == name) {
-            out.push(name.to_string());
+        out.push(Code::Other(i));
+        i += 1;
+    }
+    out
+}
+
+/// Whether `rest` starts with an assignment (`=`, `+=`, ...) or `++`/`--`.
+fn assigns(rest: &str) -> bool {
+    const ASSIGN: [&str; 13] = [
+        "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--",
+    ];
+    let rest = rest.trim_start();
+    ASSIGN.iter().any(|op| rest.starts_with(op)) && !rest.starts_with("==")
+}
+
+/// Whether the identifier at `at` in `text` is stored to by name: assigned,
+/// incremented or decremented, or its address taken.
+pub fn stored_by_name(text: &str, at: std::ops::Range<usize>) -> bool {
+    let before = text[..at.start].trim_end();
+    assigns(&text[at.end..])
+        || before.ends_with("++")
+        || before.ends_with("--")
+        || (before.ends_with('&') && !before.ends_with("&&"))
+}
+
+/// The variables `text` assigns by name, increments, decrements or takes the address
+/// of (the only ways a scalar local changes), and whether it also calls a function or
+/// stores through a subscript or a pointer.
+pub fn assigned_names(text: &str) -> (Vec<String>, bool) {
+    const NOT_CALLS: [&str; 7] = ["sizeof", "if", "while", "for", "switch", "return", "do"];
+    let mut out: Vec<String> = Vec::new();
+    let mut elsewhere = false;
+    for piece in code(text) {
+        match piece {
+            // A store through a subscript or a pointer.
+            Code::Other(i) if text.as_bytes()[i] == b']' => {
+                elsewhere |= assigns(&text[i + 1..]);
+            }
+            Code::Other(i) if text.as_bytes()[i] == b'*' => {
+                let before = text[..i].trim_end();
+                let unary = before.is_empty() || before.ends_with([';', '{', '}', '(', ',', '=']);
+                let rest = text[i + 1..].trim_start();
+                let name_len = rest.bytes().take_while(|x| is_ident(*x)).count();
+                elsewhere |= unary && name_len > 0 && assigns(&rest[name_len..]);
+            }
+            Code::Other(_) => {}
+            Code::Ident(r) => {
+                let name = &text[r.clone()];
+                let before = text[..r.start].trim_end();
+                if text[r.end..].trim_start().starts_with('(') && !NOT_CALLS.contains(&name) {
+                    elsewhere = true;
+                } else if !(before.ends_with('.') || before.ends_with("->"))
+                    && stored_by_name(text, r)
+                    && !out.iter().any(|n| n == name)
+                {
+                    out.push(name.to_string());
+                }
+            }
         }
     }
     (out, elsewhere)

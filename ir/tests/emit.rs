@@ -27,6 +27,20 @@ fn load_text(name: &str, text: &str, opts: ir::FrontendOptions) -> ir::Parsed {
     load_each(name, text, &[opts]).remove(0).unwrap()
 }
 
+/// The user-style fixture `omp_region.c` (a parallel region of worksharing loops):
+/// its text, and the program read from it.
+fn omp_region() -> (String, ir::Parsed) {
+    let file = format!(
+        "{}/../tests/fixtures/user-style/omp_region.c",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    (
+        text,
+        ir::load(&file, &ir::FrontendOptions::default()).unwrap(),
+    )
+}
+
 /// `#pragma omp parallel for schedule(static)` on loop `at`.
 fn parallel(at: usize) -> Step {
     Step::Parallelize {
@@ -80,12 +94,7 @@ fn a_tiled_nest_keeps_the_users_macro_names_and_the_other_nest_its_text() {
 
 #[test]
 fn a_changed_loop_of_the_users_parallel_region_stays_a_worksharing_loop_inside_it() {
-    let file = format!(
-        "{}/../tests/fixtures/user-style/omp_region.c",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&file).unwrap();
-    let parsed = ir::load(&file, &ir::FrontendOptions::default()).unwrap();
+    let (text, parsed) = omp_region();
     let program = &parsed.program;
     let nests = ir::codegen::nests(program);
     // Both worksharing loops are nests, each carrying the region's directive.
@@ -855,12 +864,7 @@ fn the_checks_timers_wrap_each_changed_nest_in_both_files_and_nothing_else() {
 
 #[test]
 fn a_changed_nest_in_the_users_parallel_block_is_timed_inside_it() {
-    let file = format!(
-        "{}/../tests/fixtures/user-style/omp_region.c",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&file).unwrap();
-    let parsed = ir::load(&file, &ir::FrontendOptions::default()).unwrap();
+    let (text, parsed) = omp_region();
     let program = &parsed.program;
     let n = &ir::codegen::nests(program)[0];
     let recipe = Recipe {

@@ -273,7 +273,7 @@ mod tests {
     use super::*;
 
     /// A program whose nest, at `nest_reps` repetitions, stands between glue of `glue`
-    /// iterations; the copies are timed at the nest, as [`crate::emit::timed_sources`]
+    /// iterations; the copies are timed at the nest, as [`crate::emit::emitted`]
     /// writes them.
     fn timed_program(nest_reps: u32, glue: u64) -> String {
         crate::bench::timed_copy(&format!(

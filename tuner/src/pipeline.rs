@@ -463,9 +463,9 @@ impl Pipeline {
             auto_regions: dry.parsed.program.auto_regions,
         };
         let original = std::fs::read_to_string(&report.file).map_err(Error::read(&report.file))?;
-        let (source, openmp) = emit(&dry, &report)?;
-        report.source = source;
-        report.openmp = openmp;
+        let emitted = emit(&dry, &report)?;
+        report.source = emitted.source;
+        report.openmp = emitted.openmp;
         // The whole program, original against tuned: a nest that won on its cutout can
         // still lose in the program (other data placement, other neighbours in the
         // cache); a tuned program that is not faster beyond the noise is given up.
@@ -475,29 +475,28 @@ impl Pipeline {
             .chain(&report.wholes)
             .any(|n| !n.chosen.steps.is_empty());
         if any_chosen && self.check_runs > 0 {
-            let check = |report: &ApplyReport, time: &mut TimeSplit| {
-                self.say(&p.name, "whole-program check");
-                let check_clock = Clock::start();
-                let timed =
-                    crate::emit::timed_sources(&dry.parsed.program, &chosen_recipes(&dry, report))?;
-                let mut c = clock.add_to(&mut time.measuring_s, || {
-                    crate::check::program_check(
-                        &self.toolchain,
-                        self.check_runs,
-                        total_s,
-                        self.timeout,
-                        p,
-                        crate::check::CheckFiles {
-                            tuned: &report.source,
-                            timed: timed.as_ref(),
-                        },
-                        &dry.cache.root.join("check"),
-                    )
-                })?;
-                c.seconds = check_clock.elapsed();
-                Ok::<_, Error>(c)
-            };
-            let c = check(&report, &mut time)?;
+            let check =
+                |report: &ApplyReport, timed: Option<&(String, String)>, time: &mut TimeSplit| {
+                    self.say(&p.name, "whole-program check");
+                    let check_clock = Clock::start();
+                    let mut c = clock.add_to(&mut time.measuring_s, || {
+                        crate::check::program_check(
+                            &self.toolchain,
+                            self.check_runs,
+                            total_s,
+                            self.timeout,
+                            p,
+                            crate::check::CheckFiles {
+                                tuned: &report.source,
+                                timed,
+                            },
+                            &dry.cache.root.join("check"),
+                        )
+                    })?;
+                    c.seconds = check_clock.elapsed();
+                    Ok::<_, Error>(c)
+                };
+            let c = check(&report, emitted.timed.as_ref(), &mut time)?;
             report.check = Some(c);
             // Lost with a recipe that starts an OpenMP team: once more with each
             // nest's fastest candidate that starts none.
@@ -507,8 +506,9 @@ impl Pipeline {
                 .filter(|c| c.reverted)
                 .and_then(|_| report.without_teams())
             {
-                (alt.source, alt.openmp) = emit(&dry, &alt)?;
-                let second = check(&alt, &mut time)?;
+                let again = emit(&dry, &alt)?;
+                (alt.source, alt.openmp) = (again.source, again.openmp);
+                let second = check(&alt, again.timed.as_ref(), &mut time)?;
                 alt.check_with_teams = report.check.take();
                 alt.check = Some(second);
                 report = alt;
@@ -1107,13 +1107,15 @@ fn judge(candidates: &mut [Candidate], base: &Timing, calls: u64) -> Option<usiz
     s.best
 }
 
-/// The user's source with every nest's chosen recipe applied, and whether it needs
-/// OpenMP. A whole nest with a chosen recipe stands for the nests inside it.
-fn emit(dry: &DryRun, report: &ApplyReport) -> Result<(String, bool)> {
-    crate::emit::tuned_source(
+/// The user's source with every nest's chosen recipe applied, whether it needs OpenMP,
+/// and the copies its check times. A whole nest with a chosen recipe stands for the
+/// nests inside it.
+fn emit(dry: &DryRun, report: &ApplyReport) -> Result<crate::emit::Emitted> {
+    crate::emit::emitted(
         &dry.parsed.program,
         &chosen_recipes(dry, report),
         "re-applying the chosen recipes",
+        true,
     )
 }
 

@@ -207,44 +207,18 @@ impl Lowerer<'_> {
 
     /// Variables in scope that a statement's text names, and those it may write.
     fn names_in(&self, text: &str) -> (Vec<String>, Vec<String>) {
-        let b = text.as_bytes();
         let (mut names, mut writes): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
-        let mut i = 0;
-        while i < b.len() {
-            let c = b[i];
-            if c == b'"' || c == b'\'' {
-                i += 1;
-                while i < b.len() && b[i] != c && b[i] != b'\n' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
+        for piece in crate::source::code(text) {
+            let crate::source::Code::Ident(r) = piece else {
                 continue;
-            }
-            if !(c.is_ascii_alphabetic() || c == b'_') {
-                i += 1;
-                continue;
-            }
-            let start = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            let name = &text[start..i];
-            let before = text[..start].trim_end();
-            let after = text[i..].trim_start();
+            };
+            let name = &text[r.clone()];
+            let before = text[..r.start].trim_end();
             // A member (`v->n`, `s.n`) or anything not in scope here (a type, a
             // function, a name this statement declares) is not a variable it uses.
             if before.ends_with('.') || before.ends_with("->") || self.resolve(name).is_none() {
                 continue;
             }
-            let address = before.ends_with('&') && !before.ends_with("&&");
-            let assigned = (after.starts_with('=') && !after.starts_with("=="))
-                || [
-                    "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--",
-                ]
-                .iter()
-                .any(|op| after.starts_with(op))
-                || before.ends_with("++")
-                || before.ends_with("--");
             let through = matches!(
                 self.resolve(name),
                 Some(
@@ -258,7 +232,9 @@ impl Lowerer<'_> {
             if !names.iter().any(|n| n == name) {
                 names.push(name.to_string());
             }
-            if (address || assigned || through) && !writes.iter().any(|n| n == name) {
+            if (crate::source::stored_by_name(text, r) || through)
+                && !writes.iter().any(|n| n == name)
+            {
                 writes.push(name.to_string());
             }
         }
