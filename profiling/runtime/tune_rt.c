@@ -371,7 +371,11 @@ void tune_rt_save_rows(const char *array, const char *tag, long version, int out
  *   a = tune_co_alloc(tune_co_bytes(name)); tune_co_place(name, a)
  *                                       every array: its own block from the allocator
  *   a = tune_co_rows(name)              a pointer to rows: a table of its rows' starts
- *   while (tune_co_next()) { ...reset written scalars...; tune_co_start(); NEST(...); tune_co_stop(); }
+ *   while (tune_co_next()) {
+ *     long k = tune_co_batch(); ...reset written scalars...; tune_co_start(); NEST(...);
+ *     while (--k > 0) { compiler barrier; ...reset...; NEST(...); }
+ *     tune_co_stop();
+ *   }
  *   tune_co_output(name, descr, size, p, is_array) for every output (is_array 2: the
  *                                       rows of an input, from its block)
  *   tune_co_finish()                    writes the JSON report
@@ -405,6 +409,16 @@ void tune_rt_save_rows(const char *array, const char *tag, long version, int out
  * lower end of the 95% interval of the best median so far): the variant is clearly
  * faster, more runs would not change that, and the report says "faster". Like kill_after
  * and slower_than it is meant for runs of milliseconds and more.
+ * batch=S (with target_ci): a nest whose first timed run took less than S/2 seconds is
+ * timed in batches: one sample is k consecutive calls (k = S over that run, so a sample
+ * lasts about S) and records their mean, so a nest of nanoseconds is timed far above the
+ * clock's resolution and the timer's own cost. Consecutive calls do not restore the
+ * inputs, so batching needs a nest that leaves its own outputs unchanged when run again:
+ * after the first timed run the buffers are copied, the nest runs once more untimed
+ * without a restore, and only if every buffer is then bit for bit the same are the
+ * samples batched (the single-run sample is dropped and the counters reset). A nest that
+ * updates in place (a += ...) keeps single runs on restored inputs. The report gives k
+ * as "batch" (1: not batched).
  * Before every repetition (warmup included) all loaded inputs are restored from their
  * pristine copies and, with flush>0, a buffer of that many bytes is written and read to
  * evict the caches -- both outside the timed region.
@@ -421,6 +435,12 @@ void tune_rt_save_rows(const char *array, const char *tag, long version, int out
  * before every run, and ten thousand restores of 32 MB take seconds. */
 #define TUNE_CO_SHORT_WALL 50.0
 #define TUNE_CO_MAX_COUNTERS 16
+/* Batching's states: not decided yet, the untimed re-run under way, decided. */
+#define TUNE_CO_BATCH_UNDECIDED 0
+#define TUNE_CO_BATCH_CHECKING 1
+#define TUNE_CO_BATCH_DECIDED 2
+/* At most this many calls in one sample. */
+#define TUNE_CO_MAX_BATCH 100000000L
 
 struct tune_co_buf {
   const char *name;
@@ -444,6 +464,13 @@ static struct {
   long warmup, reps, max_reps;
   double target_ci, max_time, kill_after, short_total, long_run, slower_than, faster_than, beat;
   long long_reps;
+  /* Batching (batch=S): the state, calls per sample, the copies of the buffers the
+   * re-run is compared with, and whether the coming run is the untimed re-run. */
+  double batch_s;
+  int batch_state;
+  long batch;
+  unsigned char *batch_copy[TUNE_CO_MAX_BUFS];
+  int untimed;
   double sum; /* of the timed samples */
   int killed, faster, futile;
   size_t flush_bytes;
@@ -544,6 +571,10 @@ void tune_co_init(int argc, char **argv)
   tune_co.faster_than = atof(tune_co_arg(argc, argv, "faster_than", "0"));
   tune_co.beat = atof(tune_co_arg(argc, argv, "beat", "0"));
   tune_co.long_reps = atol(tune_co_arg(argc, argv, "long_reps", "0"));
+  tune_co.batch_s = atof(tune_co_arg(argc, argv, "batch", "0"));
+  tune_co.batch = 1;
+  if (!(tune_co.batch_s > 0 && tune_co.target_ci > 0))
+    tune_co.batch_state = TUNE_CO_BATCH_DECIDED;
   tune_co.flush_bytes = (size_t)atol(tune_co_arg(argc, argv, "flush", "0"));
   if (tune_co.reps < 1)
     tune_co.reps = 1;
@@ -758,15 +789,75 @@ static double tune_co_longest(void)
   return longest;
 }
 
+/* After the first timed run: copies the buffers and asks for the untimed re-run without
+ * a restore, where the run was short enough to batch. Returns 1 when it did. */
+static int tune_co_batch_begin(void)
+{
+  double t = tune_co.samples[0];
+  if (!(t < tune_co.batch_s / 2)) {
+    tune_co.batch_state = TUNE_CO_BATCH_DECIDED;
+    return 0;
+  }
+  for (int i = 0; i < tune_co.nbufs; i++) {
+    tune_co.batch_copy[i] = malloc(tune_co.bufs[i].bytes ? tune_co.bufs[i].bytes : 1);
+    if (!tune_co.batch_copy[i]) {
+      for (int j = 0; j < i; j++)
+        free(tune_co.batch_copy[j]);
+      tune_co.batch_state = TUNE_CO_BATCH_DECIDED;
+      return 0;
+    }
+    memcpy(tune_co.batch_copy[i], tune_co.bufs[i].work, tune_co.bufs[i].bytes);
+  }
+  tune_co.batch_state = TUNE_CO_BATCH_CHECKING;
+  tune_co.untimed = 1;
+  return 1;
+}
+
+/* After the untimed re-run: batches when it left every buffer as it was. */
+static void tune_co_batch_end(void)
+{
+  int same = 1;
+  for (int i = 0; i < tune_co.nbufs; i++) {
+    if (memcmp(tune_co.batch_copy[i], tune_co.bufs[i].work, tune_co.bufs[i].bytes) != 0)
+      same = 0;
+    free(tune_co.batch_copy[i]);
+  }
+  tune_co.batch_state = TUNE_CO_BATCH_DECIDED;
+  if (!same)
+    return;
+  double t = tune_co.samples[0] > 1e-9 ? tune_co.samples[0] : 1e-9;
+  double k = tune_co.batch_s / t + 1;
+  tune_co.batch = k >= (double)TUNE_CO_MAX_BATCH ? TUNE_CO_MAX_BATCH : (long)k;
+  if (tune_co.batch < 2)
+    tune_co.batch = 2;
+  /* The single run's sample is of another kind: the batches start afresh. */
+  tune_co.nsamples = 0;
+  tune_co.sum = 0;
+  for (int i = 0; i < tune_co.ncounters; i++)
+    if (tune_co.counters[i].fd >= 0)
+      ioctl(tune_co.counters[i].fd, PERF_EVENT_IOC_RESET, 0);
+}
+
+long tune_co_batch(void)
+{
+  return tune_co.untimed || tune_co.done_warmup < tune_co.warmup ? 1 : tune_co.batch;
+}
+
 int tune_co_next(void)
 {
+  if (tune_co.done_warmup >= tune_co.warmup) {
+    if (tune_co.batch_state == TUNE_CO_BATCH_CHECKING)
+      tune_co_batch_end();
+    else if (tune_co.batch_state == TUNE_CO_BATCH_UNDECIDED && tune_co.nsamples == 1 && tune_co_batch_begin())
+      return 1; /* the re-run, on the first run's outputs */
+  }
   if (tune_co.done_warmup >= tune_co.warmup) {
     long n = tune_co.nsamples;
     long cap = tune_co.max_reps;
     /* Short runs: as many as time short_total seconds in all, and as many as fit in
      * TUNE_CO_SHORT_WALL times that of wall time, restores included. */
     if (tune_co.target_ci > 0 && tune_co.short_total > 0 && n > 0) {
-      double mean = tune_co.sum / (double)n;
+      double mean = tune_co.sum / (double)n * (double)tune_co.batch; /* of a sample */
       if (mean > 0 && mean * (double)cap < tune_co.short_total) {
         double want = tune_co.short_total / mean;
         double wall = (tune_rt_now() - tune_co.t_begin) / (double)tune_co.runs;
@@ -838,7 +929,7 @@ int tune_co_next(void)
 
 void tune_co_start(void)
 {
-  int timed = tune_co.done_warmup >= tune_co.warmup;
+  int timed = tune_co.done_warmup >= tune_co.warmup && !tune_co.untimed;
   if (timed)
     for (int i = 0; i < tune_co.ncounters; i++)
       if (tune_co.counters[i].fd >= 0)
@@ -849,6 +940,11 @@ void tune_co_start(void)
 void tune_co_stop(void)
 {
   double t = tune_rt_now() - tune_co.t_start;
+  if (tune_co.untimed) {
+    tune_co.untimed = 0;
+    tune_co.runs++;
+    return;
+  }
   if (tune_co.runs++ == 0)
     tune_co.first = t;
   if (tune_co.done_warmup < tune_co.warmup) {
@@ -861,6 +957,7 @@ void tune_co_stop(void)
   for (int i = 0; i < tune_co.ncounters; i++)
     if (tune_co.counters[i].fd >= 0)
       ioctl(tune_co.counters[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+  t /= (double)tune_co.batch;
   if (tune_co.nsamples < TUNE_CO_MAX_SAMPLES) {
     tune_co.samples[tune_co.nsamples++] = t;
     tune_co.sum += t;
@@ -895,8 +992,8 @@ void tune_co_finish(void)
   FILE *f = fopen(tune_co.report, "w");
   if (!f)
     tune_co_die("cannot write report", tune_co.report);
-  fprintf(f, "{\"warmup\":%ld,\"flush_bytes\":%lu,\"first_s\":%.9e,\"killed\":%s,\"faster\":%s,\"futile\":%s,\"samples_s\":[",
-          tune_co.done_warmup, (unsigned long)tune_co.flush_bytes, tune_co.first,
+  fprintf(f, "{\"warmup\":%ld,\"flush_bytes\":%lu,\"first_s\":%.9e,\"batch\":%ld,\"killed\":%s,\"faster\":%s,\"futile\":%s,\"samples_s\":[",
+          tune_co.done_warmup, (unsigned long)tune_co.flush_bytes, tune_co.first, tune_co.batch,
           tune_co.killed ? "true" : "false", tune_co.faster ? "true" : "false",
           tune_co.futile ? "true" : "false");
   for (long i = 0; i < tune_co.nsamples; i++)
@@ -909,7 +1006,7 @@ void tune_co_finish(void)
     fprintf(f, "%s{\"name\":\"%s\",\"kind\":\"%s\",\"available\":%s", i ? "," : "", c->name, c->kind,
             ok ? "true" : "false");
     if (ok)
-      fprintf(f, ",\"total\":%llu,\"per_rep\":%.6e", v, tune_co.nsamples ? (double)v / tune_co.nsamples : 0.0);
+      fprintf(f, ",\"total\":%llu,\"per_rep\":%.6e", v, tune_co.nsamples ? (double)v / (double)tune_co.nsamples / (double)tune_co.batch : 0.0);
     else {
       fprintf(f, ",\"reason\":");
       tune_rt_json_string(f, c->fd >= 0 ? "read failed" : c->reason);

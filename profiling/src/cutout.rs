@@ -127,6 +127,8 @@ struct CutoutReport {
     faster: bool,
     #[serde(default)]
     futile: bool,
+    #[serde(default = "one")]
+    batch: u64,
     samples_s: Vec<f64>,
     counters: Vec<CounterReading>,
 }
@@ -177,6 +179,14 @@ pub struct CutoutRun {
     /// noise before its eighth run.
     #[serde(default)]
     pub futile: bool,
+    /// Calls per timed sample (`Measure::batch_s`): each sample is the mean of this many
+    /// consecutive calls. 1: every sample is one run on restored inputs.
+    #[serde(default = "one")]
+    pub batch: u64,
+}
+
+fn one() -> u64 {
+    1
 }
 
 /// A nest with its saved data.
@@ -271,6 +281,7 @@ impl Cutout {
              extern void tune_co_place(const char *name, void *block);\n\
              extern void *tune_co_rows(const char *name);\n\
              extern int tune_co_next(void);\n\
+             extern long tune_co_batch(void);\n\
              extern void tune_co_start(void);\n\
              extern void tune_co_stop(void);\n\
              extern void tune_co_output(const char *name, const char *descr, unsigned long elem_size, const void *data, int is_array);\n\
@@ -381,7 +392,14 @@ impl Cutout {
     /// The complete cutout program for `v`.
     pub fn program_source(&self, v: &Variant) -> String {
         let (head, reset, call, tail) = self.program_parts(v);
-        format!("{head}  while (tune_co_next()) {{\n    {reset}\n    tune_co_start();\n    {call}\n    tune_co_stop();\n  }}\n{tail}")
+        // A batch (`Measure::batch_s`) calls the nest again at once; the barrier keeps the
+        // compiler from merging or dropping the repeated calls.
+        format!(
+            "{head}  while (tune_co_next()) {{\n    long tune_k = tune_co_batch();\n    {reset}\n    \
+             tune_co_start();\n    {call}\n    while (--tune_k > 0) {{\n      \
+             __asm__ __volatile__(\"\" ::: \"memory\");\n      {reset}\n      {call}\n    }}\n    \
+             tune_co_stop();\n  }}\n{tail}"
+        )
     }
 
     /// Compiles variant `v` (cached under `builds`).
@@ -476,6 +494,7 @@ impl Cutout {
             killed: false,
             faster: false,
             futile: false,
+            batch: 1,
         };
         result.verdict = match outcome.exit {
             Exit::TimedOut => Verdict::TimedOut {
@@ -496,6 +515,7 @@ impl Cutout {
             result.killed = report.killed;
             result.faster = report.faster;
             result.futile = report.futile;
+            result.batch = report.batch.max(1);
             result.stats = Stats::from_samples(&report.samples_s);
             result.samples = report.samples_s;
             result.counters = report.counters;
@@ -581,6 +601,7 @@ impl Cutout {
                     killed: false,
                     faster: false,
                     futile: false,
+                    batch: 1,
                 },
                 None,
             )),

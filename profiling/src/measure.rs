@@ -63,6 +63,12 @@ pub struct Measure {
     /// fall below it before the eighth run, and the run is reported futile.
     #[serde(default)]
     pub beat_s: Option<f64>,
+    /// Adaptive only: a run shorter than half this many seconds is timed in batches of
+    /// consecutive calls, each sample lasting about this long, where the nest leaves its
+    /// outputs unchanged when run on them again (checked in the run, bit for bit; a nest
+    /// that updates in place keeps single runs on restored inputs). 0: off.
+    #[serde(default)]
+    pub batch_s: f64,
 }
 
 /// Hardware and software events read by default where the kernel allows them.
@@ -96,6 +102,7 @@ impl Default for Measure {
             faster_than_s: None,
             long_reps: None,
             beat_s: None,
+            batch_s: 0.0,
         }
     }
 }
@@ -163,6 +170,13 @@ impl Measure {
         self
     }
 
+    /// Batches runs shorter than `seconds / 2` into samples of about `seconds`
+    /// ([`Measure::batch_s`]).
+    pub fn batch(mut self, seconds: f64) -> Self {
+        self.batch_s = seconds;
+        self
+    }
+
     pub fn max_time(mut self, seconds: f64) -> Self {
         self.max_time_s = seconds;
         self
@@ -196,6 +210,9 @@ impl Measure {
                 self.max_repetitions.max(self.repetitions)
             ));
             v.push(format!("max_time={}", self.max_time_s));
+            if self.batch_s > 0.0 {
+                v.push(format!("batch={}", self.batch_s));
+            }
             if self.short_total_s > 0.0 {
                 v.push(format!("short_total={}", self.short_total_s));
             }

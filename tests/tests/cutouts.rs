@@ -9,21 +9,27 @@ use std::time::Duration;
 use tune_e2e::{strings, tune};
 
 fn gemm_cutout(dir: &std::path::Path) -> Cutout {
+    cutout_of("gemm", dir)
+}
+
+/// The first nest of the core suite's `name` at MINI, its data saved by a dry run.
+fn cutout_of(name: &str, dir: &std::path::Path) -> Cutout {
+    std::fs::create_dir_all(dir).unwrap();
     let suite = Suite::core().unwrap();
-    let gemm = suite.program("gemm").unwrap();
+    let program = suite.program(name).unwrap();
     let mut args = strings(&["run", "--quiet"]);
-    args.extend(suite.args(gemm, Preset::Mini));
+    args.extend(suite.args(program, Preset::Mini));
     assert_eq!(tune(&args, dir).code, 0);
     let opts = ir::FrontendOptions {
         flags: vec![Preset::Mini.flag()],
         ..Default::default()
     };
-    let parsed = ir::load(&suite.path_of(gemm).display().to_string(), &opts).unwrap();
+    let parsed = ir::load(&suite.path_of(program).display().to_string(), &opts).unwrap();
     let nest = ir::codegen::nests(&parsed.program).remove(0);
     Cutout::new(
         parsed.program,
         nest,
-        dir.join(".tunecache/gemm/data"),
+        dir.join(format!(".tunecache/{name}/data")),
         Vec::new(),
     )
 }
@@ -387,4 +393,40 @@ fn short_runs_are_repeated_until_enough_of_them_were_timed_within_a_wall_time() 
     assert_eq!(flushed.verdict, Verdict::Verified);
     let n = flushed.samples.len();
     assert!((12..200).contains(&n), "{n} runs in {} s", flushed.wall_s);
+}
+
+#[test]
+fn a_short_nest_that_can_run_again_on_its_outputs_is_timed_in_batches_and_one_that_updates_in_place_is_not(
+) {
+    // gesummv's nest sets tmp[i] and y[i] before it adds to them: run again on its own
+    // outputs it writes the same values. At MINI it takes microseconds, so with
+    // batches of 1 ms asked for, each sample is the mean of hundreds of calls.
+    let dir = tempfile::tempdir().unwrap();
+    let m = Measure::default()
+        .warmup(1)
+        .repetitions(5)
+        .adaptive(0.02, 20)
+        .batch(1e-3)
+        .counters(&[]);
+    let g = cutout_of("gesummv", &dir.path().join("g"));
+    let run = measure_original(&g, dir.path(), &m);
+    assert_eq!(run.verdict, Verdict::Verified);
+    assert!(run.batch >= 10, "{} calls a sample", run.batch);
+    let sample = run.stats.median * run.batch as f64;
+    assert!(
+        (0.2e-3..10e-3).contains(&sample),
+        "a sample of {} calls lasted {sample} s",
+        run.batch
+    );
+    assert!(run.samples.len() >= 5);
+    // Unasked, the same nest is timed run by run.
+    let single = measure_original(&g, dir.path(), &m.clone().batch(0.0));
+    assert_eq!(single.verdict, Verdict::Verified);
+    assert_eq!(single.batch, 1);
+    // gemm's nest scales C and adds to it: run again, C changes, so its runs stay
+    // single, each on restored inputs, and still verify.
+    let c = gemm_cutout(&dir.path().join("c"));
+    let run = measure_original(&c, dir.path(), &m);
+    assert_eq!(run.verdict, Verdict::Verified);
+    assert_eq!(run.batch, 1);
 }

@@ -231,6 +231,10 @@ pub struct NestReport {
     /// Median of the baseline's cold runs (seconds), where they were measured.
     #[serde(default)]
     pub baseline_first: Option<f64>,
+    /// Calls per timed sample of the baseline (1: single runs on restored inputs; more:
+    /// batches of consecutive calls, `profiling::Measure::batch_s`).
+    #[serde(default = "one_call")]
+    pub baseline_batch: u64,
     /// The user's parallel loops in the nest.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub user_parallel: Vec<UserParallel>,
@@ -579,6 +583,10 @@ pub fn efficiency(
     profiling::roofline::RooflineRow::new(nest, 1, seconds, work, roof).efficiency
 }
 
+fn one_call() -> u64 {
+    1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -635,6 +643,7 @@ mod tests {
             measured_variants: 3,
             invocations: 1,
             baseline_first: None,
+            baseline_batch: 1,
             user_parallel: Vec::new(),
             time: NestTime::default(),
         }

@@ -65,6 +65,13 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
                     }
                 );
             }
+            if n.baseline_batch > 1 {
+                let _ = writeln!(
+                    out,
+                    "    timed in batches of {} consecutive calls a sample (it leaves its outputs unchanged when run again)",
+                    n.baseline_batch
+                );
+            }
             let t = &n.time;
             let ran = n.candidates.iter().filter(|c| c.run_s > 0.0).count();
             let _ = writeln!(

@@ -204,6 +204,7 @@ mod tests {
                 killed: false,
                 faster,
                 futile: false,
+                batch: 1,
             }),
         }
     }
