@@ -21,12 +21,22 @@
  * program's own parallel region run (a function called from inside it) counts those
  * calls apart ("concurrent" in the report) and is neither timed nor saved by them, so
  * the records stay whole and tune can tell that the program runs it in parallel.
+ *
+ * While the program runs, the runtime takes no memory from the program's heap: it
+ * writes files through its own buffer over a file descriptor (struct tune_rt_out, not
+ * stdio, which allocates a buffer per FILE), keeps its log of saved files in pages of its
+ * own (mmap), and gathers rows in mapped memory. A program that writes past the end of
+ * one of its blocks can leave the heap so that the next allocation aborts ("corrupted
+ * top size"); its own runs never make that allocation, and neither may ours.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -57,12 +67,109 @@ static int tune_rt_nslots;
 static int tune_rt_ready;
 static const char *tune_rt_data;
 static long tune_rt_versions = 1;
-static long *tune_rt_plan; /* per slot: the one version to save, or -1 */
+static long tune_rt_plan_slots[TUNE_RT_MAX_SLOTS];
+static long *tune_rt_plan; /* per slot: the one version to save, or -1 (NULL: no plan) */
 static double tune_rt_save_seconds;
-static FILE *tune_rt_saved_log; /* one JSON object per saved file, in memory */
-static char *tune_rt_saved_buf;
-static size_t tune_rt_saved_len;
 static int tune_rt_failed;
+
+/* Output without the program's heap: to a file descriptor through a fixed buffer
+ * (fd >= 0), or into mapped pages that grow (fd < 0, mem). */
+struct tune_rt_out {
+  int fd, failed;
+  size_t len, cap;
+  char *mem;
+  char buf[8192];
+};
+
+static struct tune_rt_out tune_rt_saved_log = {-1, 0, 0, 0, NULL, {0}}; /* one JSON object per saved file */
+
+static int tune_rt_out_open(struct tune_rt_out *o, const char *path)
+{
+  o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  o->failed = o->fd < 0;
+  o->len = 0;
+  o->cap = sizeof o->buf;
+  o->mem = NULL;
+  return o->fd < 0 ? -1 : 0;
+}
+
+static void tune_rt_out_raw(struct tune_rt_out *o, const char *p, size_t n)
+{
+  while (n > 0 && !o->failed) {
+    ssize_t k = write(o->fd, p, n);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0) {
+      o->failed = 1;
+      return;
+    }
+    p += k;
+    n -= (size_t)k;
+  }
+}
+
+static void tune_rt_out_write(struct tune_rt_out *o, const void *data, size_t n)
+{
+  const char *p = data;
+  if (o->failed || n == 0)
+    return;
+  if (o->fd < 0) {
+    if (o->len + n > o->cap) {
+      size_t cap = o->cap ? o->cap : 65536;
+      while (cap < o->len + n)
+        cap *= 2;
+      void *m = o->mem ? mremap(o->mem, o->cap, cap, MREMAP_MAYMOVE)
+                       : mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (m == MAP_FAILED) {
+        o->failed = 1;
+        return;
+      }
+      o->mem = m;
+      o->cap = cap;
+    }
+    memcpy(o->mem + o->len, p, n);
+    o->len += n;
+    return;
+  }
+  if (o->len + n > sizeof o->buf) {
+    tune_rt_out_raw(o, o->buf, o->len);
+    o->len = 0;
+  }
+  if (n >= sizeof o->buf)
+    tune_rt_out_raw(o, p, n);
+  else {
+    memcpy(o->buf + o->len, p, n);
+    o->len += n;
+  }
+}
+
+static void tune_rt_out_printf(struct tune_rt_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tune_rt_out_printf(struct tune_rt_out *o, const char *fmt, ...)
+{
+  char text[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  if (n < 0 || n >= (int)sizeof text) {
+    o->failed = 1;
+    return;
+  }
+  tune_rt_out_write(o, text, (size_t)n);
+}
+
+/* Flushes and closes a file; 0 when everything was written. */
+static int tune_rt_out_close(struct tune_rt_out *o)
+{
+  if (o->fd < 0)
+    return -1;
+  tune_rt_out_raw(o, o->buf, o->len);
+  o->len = 0;
+  if (close(o->fd) != 0)
+    o->failed = 1;
+  o->fd = -1;
+  return o->failed ? -1 : 0;
+}
 
 /* 1 on the process's main thread, 2 on any other (0: not asked yet). */
 static __thread int tune_rt_thread;
@@ -81,15 +188,15 @@ static double tune_rt_now(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void tune_rt_json_string(FILE *f, const char *s)
+static void tune_rt_json_string(struct tune_rt_out *f, const char *s)
 {
-  fputc('"', f);
+  tune_rt_out_write(f, "\"", 1);
   for (; *s; s++) {
     if (*s == '"' || *s == '\\')
-      fputc('\\', f);
-    fputc(*s, f);
+      tune_rt_out_write(f, "\\", 1);
+    tune_rt_out_write(f, s, 1);
   }
-  fputc('"', f);
+  tune_rt_out_write(f, "\"", 1);
 }
 
 static void tune_rt_report(void)
@@ -97,32 +204,30 @@ static void tune_rt_report(void)
   const char *path = getenv("TUNE_RT_REPORT");
   if (!path)
     return;
-  FILE *f = fopen(path, "w");
-  if (!f)
+  static struct tune_rt_out out;
+  struct tune_rt_out *f = &out;
+  if (tune_rt_out_open(f, path) != 0)
     return;
-  fprintf(f, "{\"slots\":[");
+  tune_rt_out_printf(f, "{\"slots\":[");
   for (int i = 0; i < tune_rt_nslots; i++) {
     struct tune_rt_slot *s = &tune_rt_slots[i];
-    fprintf(f, "%s{\"slot\":%d,\"name\":", i ? "," : "", i);
+    tune_rt_out_printf(f, "%s{\"slot\":%d,\"name\":", i ? "," : "", i);
     tune_rt_json_string(f, s->name ? s->name : "");
-    fprintf(f, ",\"invocations\":%ld,\"total_s\":%.9e,\"min_s\":%.9e,\"max_s\":%.9e,\"times_s\":[",
-            s->invocations, s->total, s->invocations ? s->min : 0.0, s->max);
+    tune_rt_out_printf(f, ",\"invocations\":%ld,\"total_s\":%.9e,\"min_s\":%.9e,\"max_s\":%.9e,\"times_s\":[",
+                       s->invocations, s->total, s->invocations ? s->min : 0.0, s->max);
     for (long k = 0; k < s->kept; k++)
-      fprintf(f, "%s%.9e", k ? "," : "", s->times[k]);
-    fprintf(f, "],\"marks\":[");
+      tune_rt_out_printf(f, "%s%.9e", k ? "," : "", s->times[k]);
+    tune_rt_out_printf(f, "],\"marks\":[");
     for (int k = 0; k < s->nmarks; k++)
-      fprintf(f, "%s[%ld,%.9e]", k ? "," : "", s->mark_v[k], s->mark_t[k]);
-    fprintf(f, "],\"concurrent\":%ld}", __atomic_load_n(&s->concurrent, __ATOMIC_RELAXED));
+      tune_rt_out_printf(f, "%s[%ld,%.9e]", k ? "," : "", s->mark_v[k], s->mark_t[k]);
+    tune_rt_out_printf(f, "],\"concurrent\":%ld}", __atomic_load_n(&s->concurrent, __ATOMIC_RELAXED));
   }
-  fprintf(f, "],\"save_s\":%.9e,\"save_failed\":%s,\"saved\":[", tune_rt_save_seconds,
-          tune_rt_failed ? "true" : "false");
-  if (tune_rt_saved_log) {
-    fflush(tune_rt_saved_log);
-    if (tune_rt_saved_len)
-      fwrite(tune_rt_saved_buf, 1, tune_rt_saved_len, f);
-  }
-  fprintf(f, "]}\n");
-  fclose(f);
+  tune_rt_out_printf(f, "],\"save_s\":%.9e,\"save_failed\":%s,\"saved\":[", tune_rt_save_seconds,
+                     tune_rt_failed || tune_rt_saved_log.failed ? "true" : "false");
+  if (tune_rt_saved_log.len)
+    tune_rt_out_write(f, tune_rt_saved_log.mem, tune_rt_saved_log.len);
+  tune_rt_out_printf(f, "]}\n");
+  tune_rt_out_close(f);
 }
 
 static void tune_rt_init(void)
@@ -136,8 +241,8 @@ static void tune_rt_init(void)
     tune_rt_versions = atol(v);
   const char *plan = getenv("TUNE_RT_SAVE_PLAN");
   if (plan && *plan) {
-    tune_rt_plan = malloc(sizeof(long) * TUNE_RT_MAX_SLOTS);
-    if (tune_rt_plan) {
+    tune_rt_plan = tune_rt_plan_slots;
+    {
       for (int i = 0; i < TUNE_RT_MAX_SLOTS; i++)
         tune_rt_plan[i] = -1;
       const char *p = plan;
@@ -156,7 +261,6 @@ static void tune_rt_init(void)
       }
     }
   }
-  tune_rt_saved_log = open_memstream(&tune_rt_saved_buf, &tune_rt_saved_len);
   atexit(tune_rt_report);
 }
 
@@ -279,17 +383,16 @@ static int tune_rt_write_npy(const char *path, const void *data, const char *des
   memset(header + len, ' ', (size_t)pad);
   len += pad;
   header[len++] = '\n';
-  FILE *f = fopen(path, "wb");
+  static struct tune_rt_out out;
   unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
-  if (!f)
+  if (tune_rt_out_open(&out, path) != 0)
     return -1;
   pre[8] = (unsigned char)(len & 0xff);
   pre[9] = (unsigned char)((len >> 8) & 0xff);
-  int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(header, 1, (size_t)len, f) == (size_t)len &&
-           (count == 0 || fwrite(data, elem_size, count, f) == count);
-  if (fclose(f) != 0 || !ok)
-    return -1;
-  return 0;
+  tune_rt_out_write(&out, pre, 10);
+  tune_rt_out_write(&out, header, (size_t)len);
+  tune_rt_out_write(&out, data, count * elem_size);
+  return tune_rt_out_close(&out);
 }
 
 void tune_rt_save(const char *array, const char *tag, long version, int output, const void *data,
@@ -315,17 +418,17 @@ void tune_rt_save(const char *array, const char *tag, long version, int output, 
     goto fail;
   for (int d = 0; d < ndim; d++)
     count *= (unsigned long)shape[d];
-  if (tune_rt_saved_log) {
-    fprintf(tune_rt_saved_log, "%s{\"array\":", tune_rt_saved_len ? "," : "");
-    tune_rt_json_string(tune_rt_saved_log, array);
-    fprintf(tune_rt_saved_log, ",\"tag\":");
-    tune_rt_json_string(tune_rt_saved_log, tag);
-    fprintf(tune_rt_saved_log, ",\"version\":%ld,\"output\":%s,\"descr\":\"%s\",\"shape\":[", version,
-            output ? "true" : "false", descr);
+  {
+    struct tune_rt_out *log = &tune_rt_saved_log;
+    tune_rt_out_printf(log, "%s{\"array\":", log->len ? "," : "");
+    tune_rt_json_string(log, array);
+    tune_rt_out_printf(log, ",\"tag\":");
+    tune_rt_json_string(log, tag);
+    tune_rt_out_printf(log, ",\"version\":%ld,\"output\":%s,\"descr\":\"%s\",\"shape\":[", version,
+                       output ? "true" : "false", descr);
     for (int d = 0; d < ndim; d++)
-      fprintf(tune_rt_saved_log, "%s%ld", d ? "," : "", shape[d]);
-    fprintf(tune_rt_saved_log, "],\"bytes\":%lu}", count * elem_size);
-    fflush(tune_rt_saved_log);
+      tune_rt_out_printf(log, "%s%ld", d ? "," : "", shape[d]);
+    tune_rt_out_printf(log, "],\"bytes\":%lu}", count * elem_size);
   }
   tune_rt_save_seconds += tune_rt_now() - t0;
   return;
@@ -349,8 +452,9 @@ void tune_rt_save_rows(const char *array, const char *tag, long version, int out
   tune_rt_init();
   if (!tune_rt_data || !rows)
     return;
-  block = malloc(n * len + 1);
-  if (!block) {
+  size_t mapped = n * len + 1;
+  block = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (block == MAP_FAILED) {
     if (!tune_rt_failed)
       fprintf(stderr, "tune: cannot save %s for %s version %ld: out of memory\n", array, tag, version);
     tune_rt_failed = 1;
@@ -359,7 +463,7 @@ void tune_rt_save_rows(const char *array, const char *tag, long version, int out
   for (unsigned long r = 0; r < n; r++)
     memcpy(block + r * len, ((char *const *)rows)[r], len);
   tune_rt_save(array, tag, version, output, block, descr, elem_size, 2, shape);
-  free(block);
+  munmap(block, mapped);
 }
 
 /* ---------------------------------------------------------------------------------
@@ -989,30 +1093,32 @@ void tune_co_finish(void)
 {
   if (!tune_co.report)
     return;
-  FILE *f = fopen(tune_co.report, "w");
-  if (!f)
+  static struct tune_rt_out out;
+  struct tune_rt_out *f = &out;
+  if (tune_rt_out_open(f, tune_co.report) != 0)
     tune_co_die("cannot write report", tune_co.report);
-  fprintf(f, "{\"warmup\":%ld,\"flush_bytes\":%lu,\"first_s\":%.9e,\"batch\":%ld,\"killed\":%s,\"faster\":%s,\"futile\":%s,\"samples_s\":[",
+  tune_rt_out_printf(f, "{\"warmup\":%ld,\"flush_bytes\":%lu,\"first_s\":%.9e,\"batch\":%ld,\"killed\":%s,\"faster\":%s,\"futile\":%s,\"samples_s\":[",
           tune_co.done_warmup, (unsigned long)tune_co.flush_bytes, tune_co.first, tune_co.batch,
           tune_co.killed ? "true" : "false", tune_co.faster ? "true" : "false",
           tune_co.futile ? "true" : "false");
   for (long i = 0; i < tune_co.nsamples; i++)
-    fprintf(f, "%s%.9e", i ? "," : "", tune_co.samples[i]);
-  fprintf(f, "],\"counters\":[");
+    tune_rt_out_printf(f, "%s%.9e", i ? "," : "", tune_co.samples[i]);
+  tune_rt_out_printf(f, "],\"counters\":[");
   for (int i = 0; i < tune_co.ncounters; i++) {
     struct tune_co_counter *c = &tune_co.counters[i];
     unsigned long long v = 0;
     int ok = c->fd >= 0 && read(c->fd, &v, sizeof v) == (ssize_t)sizeof v;
-    fprintf(f, "%s{\"name\":\"%s\",\"kind\":\"%s\",\"available\":%s", i ? "," : "", c->name, c->kind,
+    tune_rt_out_printf(f, "%s{\"name\":\"%s\",\"kind\":\"%s\",\"available\":%s", i ? "," : "", c->name, c->kind,
             ok ? "true" : "false");
     if (ok)
-      fprintf(f, ",\"total\":%llu,\"per_rep\":%.6e", v, tune_co.nsamples ? (double)v / (double)tune_co.nsamples / (double)tune_co.batch : 0.0);
+      tune_rt_out_printf(f, ",\"total\":%llu,\"per_rep\":%.6e", v, tune_co.nsamples ? (double)v / (double)tune_co.nsamples / (double)tune_co.batch : 0.0);
     else {
-      fprintf(f, ",\"reason\":");
+      tune_rt_out_printf(f, ",\"reason\":");
       tune_rt_json_string(f, c->fd >= 0 ? "read failed" : c->reason);
     }
-    fprintf(f, "}");
+    tune_rt_out_printf(f, "}");
   }
-  fprintf(f, "]}\n");
-  fclose(f);
+  tune_rt_out_printf(f, "]}\n");
+  if (tune_rt_out_close(f) != 0)
+    tune_co_die("cannot write report", tune_co.report);
 }

@@ -229,3 +229,27 @@ fn a_pointer_that_points_nowhere_at_the_regions_entry_is_not_saved_there() {
         ["nest0_0.npy", "nest0_0.out.npy", "region0_0.out.npy"]
     );
 }
+
+#[test]
+fn a_program_that_writes_past_its_last_block_runs_under_the_runtime_as_it_runs_alone() {
+    // Two elements past the end of the last block: the second lands on the size of the
+    // heap's top chunk. The program allocates nothing afterwards, so its own run ends
+    // normally; glibc aborts the next allocation from the top ("corrupted top size").
+    // The runtime saves the nest's outputs after that point, so it must not allocate
+    // from the program's heap to write them (stdio's buffer of a new FILE would).
+    let dir = tempfile::tempdir().unwrap();
+    let src = "#include <stdio.h>\n#include <stdlib.h>\n#define N 100\nint main(void) {\n  int i;\n  double *b, *a;\n  printf(\"start\\n\");\n  b = malloc(N * sizeof(double));\n  a = malloc(N * sizeof(double));\n  for (i = 0; i < N; i++)\n    b[i] = i;\n  for (i = 0; i < N; i++)\n    a[i] = 1.0;\n  a[N] = 2.0;\n  a[N + 1] = 2.0;\n  for (i = 0; i < N; i++)\n    b[i] = b[i] * 0.5 + a[i];\n  printf(\"%.1f\\n\", b[N - 1]);\n  return 0;\n}\n";
+    std::fs::write(dir.path().join("o.c"), src).unwrap();
+    let out = tune(&strings(&["run", "o.c"]), dir.path());
+    assert_eq!(out.code, 0, "{}", out.stderr_text());
+    assert_eq!(out.stdout, b"start\n50.5\n");
+    let data = dir.path().join(".tunecache/o/data/b");
+    let saved: Vec<String> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        saved.iter().any(|f| f.ends_with(".out.npy")),
+        "outputs of the last nest saved: {saved:?}"
+    );
+}
