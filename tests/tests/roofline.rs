@@ -47,9 +47,11 @@ fn no_dataset_nest_exceeds_its_roof() {
     assert!(bounds.iter().any(|b| b.starts_with('L')), "{bounds:?}");
 }
 
-/// Roofs measured low (cut to a quarter in the cached description, as another guest
-/// on the host could make them): the profile that finds nests above them measures
-/// them again, keeps the best, and no nest reads above 100%.
+/// Roofs measured low (cut to a fiftieth in the cached description, as another guest
+/// on the host could make them, and far enough that every nest reads above them: at
+/// SMALL, gemver's nests reach 8-25% of the true roofs on a Zen 3): the profile that
+/// finds nests above them measures them again, keeps the best, and no nest reads
+/// above 100%.
 #[test]
 fn a_roof_measured_low_is_measured_again() {
     let dir = tempfile::tempdir().unwrap();
@@ -65,13 +67,13 @@ fn a_roof_measured_low_is_measured_again() {
     let mut cut = measured.clone();
     for key in ["bandwidth_1", "bandwidth_all"] {
         for (_, v) in cut[key].as_object_mut().unwrap() {
-            *v = (v.as_f64().unwrap() / 4.0).into();
+            *v = (v.as_f64().unwrap() / 50.0).into();
         }
     }
     for key in ["cache_bandwidth_1", "cache_bandwidth_all"] {
         for level in cut[key].as_array_mut().unwrap() {
             for k in ["load", "triad", "update"] {
-                level[k] = (level[k].as_f64().unwrap() / 4.0).into();
+                level[k] = (level[k].as_f64().unwrap() / 50.0).into();
             }
         }
     }
@@ -89,7 +91,7 @@ fn a_roof_measured_low_is_measured_again() {
         assert!(e.is_finite() && e <= 1.0, "{row}");
     }
     // The roofs were measured again and cached: every level back above half of what
-    // the first measurement read (a quarter was left).
+    // the first measurement read (a fiftieth was left).
     let raised: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let levels = |m: &Value| -> Vec<f64> {
         m["cache_bandwidth_1"]
