@@ -143,22 +143,6 @@ fn welch_on_logs(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
 /// nest that got slower in place would add.
 pub const WALL_SLACK: f64 = 0.05;
 
-/// Welch's statistic on the logarithms of the whole runs above which their slowdown is
-/// beyond their noise (Student's t, one-sided 95%, 3 degrees of freedom).
-pub const WALL_T: f64 = 2.35;
-
-/// Whether the tuned program's whole runs (`t`, seconds) are slower than the original's
-/// (`o`): the median more than [`WALL_SLACK`] above, and beyond the noise (Welch's t on
-/// the logarithms above [`WALL_T`]; runs without any spread are taken as they are). A
-/// run that is mostly input and output can read 10% apart from one round to the next
-/// while the nests tune changed got 3x faster in it; a slowdown that tune's code causes
-/// elsewhere (a team's threads still spinning) is there in every round.
-pub fn wall_slower(o: &[f64], t: &[f64]) -> bool {
-    let median = profiling::stats::median;
-    median(t) > median(o) * (1.0 + WALL_SLACK)
-        && welch_on_logs(o, t).is_none_or(|(mo, mt, statistic)| mt > mo && statistic > WALL_T)
-}
-
 /// What the check builds: the tuned file, and where the changed nests can be timed
 /// alone, the user's file and the tuned one with a timer around each.
 pub struct CheckFiles<'a> {
@@ -262,7 +246,7 @@ pub fn program_check(
     // threads still spinning).
     let wall_ms = (o.unit == crate::report::TimeUnit::Nests)
         .then(|| (median(&o.wall) * 1e3, median(&t.wall) * 1e3));
-    let wall_slower = wall_ms.is_some() && wall_slower(&o.wall, &t.wall);
+    let wall_slower = wall_ms.is_some_and(|(o, t)| t > o * (1.0 + WALL_SLACK));
     let reverted = !faster || wall_slower;
     let stopped = r.runs < cfg.runs && quick.is_none() && no_faster(&o.samples, &t.samples);
     Ok(ProgramCheck {
@@ -286,21 +270,6 @@ pub fn program_check(
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn a_whole_run_is_slower_only_beyond_its_slack_and_its_noise() {
-        // hotspot3D's whole runs, mostly reading and writing files: 9% apart by medians
-        // with a spread of 10%, not slower beyond the noise.
-        let o = [2.3, 2.1, 2.6, 2.2];
-        assert!(!wall_slower(&o, &[2.47, 2.2, 2.5, 2.45]));
-        // 10% slower in every round: slower.
-        let o = [1.00, 1.01, 0.99, 1.00];
-        assert!(wall_slower(&o, &[1.10, 1.11, 1.09, 1.10]));
-        // Within the slack, however steady: not slower.
-        assert!(!wall_slower(&o, &[1.04, 1.04, 1.04, 1.04]));
-        // No spread at all: the medians decide.
-        assert!(wall_slower(&[1.0, 1.0], &[1.2, 1.2]));
-    }
-
     use super::*;
 
     /// A program whose nest, at `nest_reps` repetitions, stands between glue of `glue`
