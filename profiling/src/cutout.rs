@@ -183,6 +183,11 @@ pub struct CutoutRun {
     /// consecutive calls. 1: every sample is one run on restored inputs.
     #[serde(default = "one")]
     pub batch: u64,
+    /// Verified, and every output equals its reference bit for bit: the variant
+    /// computes what the original computes in the same order (no sum reassociated, no
+    /// product contracted otherwise), so the program prints the same.
+    #[serde(default)]
+    pub exact: bool,
 }
 
 fn one() -> u64 {
@@ -495,6 +500,7 @@ impl Cutout {
             faster: false,
             futile: false,
             batch: 1,
+            exact: false,
         };
         result.verdict = match outcome.exit {
             Exit::TimedOut => Verdict::TimedOut {
@@ -519,14 +525,17 @@ impl Cutout {
             result.stats = Stats::from_samples(&report.samples_s);
             result.samples = report.samples_s;
             result.counters = report.counters;
-            result.verdict = self.verify(&out_dir, version)?;
+            (result.verdict, result.exact) = self.verify(&out_dir, version)?;
         }
         let _ = std::fs::remove_dir_all(&dir);
         Ok(result)
     }
 
-    fn verify(&self, out_dir: &Path, version: u64) -> Result<Verdict> {
+    /// The verdict on the outputs of `version`, and whether every output equals its
+    /// reference bit for bit.
+    fn verify(&self, out_dir: &Path, version: u64) -> Result<(Verdict, bool)> {
         let mut any_reference = false;
+        let mut exact = true;
         for name in &self.nest.outputs {
             let want_path = self
                 .data_dir
@@ -538,32 +547,39 @@ impl Cutout {
             any_reference = true;
             let got = read_raw(&out_dir.join(format!("{name}.npy")))?;
             let want = read_raw(&want_path)?;
+            exact &= got.data == want.data;
             match compare(&got, &want) {
                 Ok(None) => {}
                 Ok(Some(m)) => {
-                    return Ok(Verdict::WrongResult {
-                        array: name.clone(),
-                        index: m.index,
-                        got: m.got,
-                        want: m.want,
-                        mismatches: m.count,
-                    })
+                    return Ok((
+                        Verdict::WrongResult {
+                            array: name.clone(),
+                            index: m.index,
+                            got: m.got,
+                            want: m.want,
+                            mismatches: m.count,
+                        },
+                        false,
+                    ))
                 }
                 Err(e) => {
-                    return Ok(Verdict::WrongResult {
-                        array: format!("{name} ({e})"),
-                        index: 0,
-                        got: 0.0,
-                        want: 0.0,
-                        mismatches: 0,
-                    })
+                    return Ok((
+                        Verdict::WrongResult {
+                            array: format!("{name} ({e})"),
+                            index: 0,
+                            got: 0.0,
+                            want: 0.0,
+                            mismatches: 0,
+                        },
+                        false,
+                    ))
                 }
             }
         }
         Ok(if any_reference || self.nest.outputs.is_empty() {
-            Verdict::Verified
+            (Verdict::Verified, exact)
         } else {
-            Verdict::Unverified
+            (Verdict::Unverified, false)
         })
     }
 
@@ -602,6 +618,7 @@ impl Cutout {
                     faster: false,
                     futile: false,
                     batch: 1,
+                    exact: false,
                 },
                 None,
             )),

@@ -73,7 +73,7 @@ fn generated_programs_match_the_original_through_tune_run() {
                     let mut targs = strings(&["run", "--quiet", "-ffp-contract=off"]);
                     targs.extend(args.iter().cloned());
                     let got = tune(&targs, work.path());
-                    let dumped = String::from_utf8_lossy(&want.stdout).contains(" fnv=");
+                    let dumped = String::from_utf8_lossy(&want.stderr).contains(" fnv=");
                     if want.code != 0 || !dumped || got != want {
                         failures.lock().unwrap().push(format!(
                             "{}: tune exit {} vs {}; stderr: {}",

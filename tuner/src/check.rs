@@ -258,8 +258,15 @@ pub fn program_check(
         quick_look: quick.map(|_| r.runs),
         no_faster: stopped.then_some(r.runs),
         runs: r.runs,
-        same_output: o.output_hash == t.output_hash,
+        same_output: if o.outputs.is_empty() || t.outputs.is_empty() {
+            o.output_hash == t.output_hash
+        } else {
+            t.outputs
+                .iter()
+                .all(|x| crate::printed::same_results(&o.outputs, x))
+        },
         reverted,
+        other_results: false,
         wall_ms,
         wall_slower,
         original_command: command(&benches[0]),

@@ -28,6 +28,7 @@ pub mod files;
 pub mod models;
 pub mod nest_bench;
 pub mod pipeline;
+pub mod printed;
 pub mod profile;
 pub mod ranker;
 pub mod records;

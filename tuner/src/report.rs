@@ -115,6 +115,10 @@ pub struct Candidate {
     /// could not beat the baseline beyond the noise before its eighth run.
     #[serde(default)]
     pub futile: bool,
+    /// Its outputs equal the saved ones bit for bit: it computes what the user's nest
+    /// computes in the same order.
+    #[serde(default)]
+    pub exact: bool,
     /// It is the nest's chosen recipe.
     pub kept: bool,
     /// Why it was kept or not (what `--explain` prints).
@@ -296,11 +300,18 @@ pub struct ProgramCheck {
     pub no_faster: Option<usize>,
     /// Runs of each program.
     pub runs: usize,
-    /// Both printed the same bytes (rounding may differ where the compiler fuses
-    /// multiply-adds differently).
+    /// The tuned program printed the results the original printed
+    /// ([`crate::printed::same_results`]: what differs between the original's own
+    /// runs, a timing, is not a result; a number may round the other way in its last
+    /// digit).
     pub same_output: bool,
-    /// The tuned program was not faster beyond the noise: the original is kept.
+    /// The tuned program was not faster beyond the noise, or printed other results:
+    /// the original is kept.
     pub reverted: bool,
+    /// It printed other results, with no choice left that computes in the user's
+    /// order: the original is kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub other_results: bool,
     /// Where the changed nests were timed: the whole runs' median wall times (ms),
     /// original then tuned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -350,6 +361,11 @@ pub struct ApplyReport {
     /// ([`ApplyReport::without_teams`]); `check` is the second one's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check_with_teams: Option<ProgramCheck>,
+    /// The check of a choice with which the program printed other results than the
+    /// user's, before each recipe whose outputs were not bit for bit the original's was
+    /// replaced ([`ApplyReport::exact_only`]); `check` is the one after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_inexact: Option<ProgramCheck>,
     /// Where the tuning time went.
     pub time: TimeSplit,
     /// The CPU model tuned on.
@@ -370,29 +386,64 @@ impl ApplyReport {
     /// process) is what a nest measured warm on its cutout cannot show. None where no
     /// kept recipe starts a team, or nothing would be kept.
     pub fn without_teams(&self) -> Option<ApplyReport> {
-        fn kept(r: &ApplyReport) -> impl Iterator<Item = &Recipe> {
-            r.nests.iter().chain(&r.wholes).map(|n| &n.chosen)
+        self.replaced(
+            &|n| n.chosen.starts_team(),
+            &|c| !c.recipe.starts_team(),
+            "in the whole program it lost, and it starts an OpenMP team",
+            "kept in place of a recipe starting an OpenMP team, which lost in the whole program",
+        )
+    }
+
+    /// The choice where the tuned program prints other results than the user's: every
+    /// kept recipe whose outputs were not bit for bit the saved ones (floating-point
+    /// sums in another order: a vectorized or parallel reduction, a register tile's
+    /// partial sums) is replaced by the nest's fastest candidate whose outputs were, or
+    /// by nothing. None where every kept recipe is exact, or nothing would be kept.
+    pub fn exact_only(&self) -> Option<ApplyReport> {
+        self.replaced(
+            &|n| !n.chosen.steps.is_empty() && !n.candidates.iter().any(|c| c.kept && c.exact),
+            &|c| c.exact,
+            "the tuned program printed other results, and its outputs were not bit for bit \
+             the original's (floating-point sums in another order)",
+            "kept in place of a recipe whose outputs were not bit for bit the original's, \
+             with which the program printed other results",
+        )
+    }
+
+    /// The recipe of every nest that is `unfit` replaced by the nest's fastest
+    /// candidate that `fits` (see [`NestReport::choose`]); None where no nest is unfit,
+    /// or nothing would be kept.
+    fn replaced(
+        &self,
+        unfit: &dyn Fn(&NestReport) -> bool,
+        fits: &dyn Fn(&Candidate) -> bool,
+        given_up: &str,
+        kept_instead: &str,
+    ) -> Option<ApplyReport> {
+        fn kept(r: &ApplyReport) -> impl Iterator<Item = &NestReport> {
+            r.nests.iter().chain(&r.wholes)
         }
-        if !kept(self).any(Recipe::starts_team) {
+        if !kept(self).any(unfit) {
             return None;
         }
         let mut alt = self.clone();
         for n in alt.nests.iter_mut().chain(alt.wholes.iter_mut()) {
-            if n.chosen.starts_team() {
-                n.choose_without_team();
+            if unfit(n) {
+                n.choose(fits, given_up, kept_instead);
             }
         }
         alt.check = None;
-        let any = kept(&alt).any(|c| !c.steps.is_empty());
+        let any = kept(&alt).any(|n| !n.chosen.steps.is_empty());
         any.then_some(alt)
     }
 
-    /// Gives up every kept recipe: the whole tuned program was not faster beyond the noise.
-    pub fn revert(&mut self, original: String) {
+    /// Gives up every kept recipe, for `why` (the whole tuned program was not faster
+    /// beyond the noise, or printed other results).
+    pub fn revert(&mut self, original: String, why: &str) {
         self.source = original;
         self.openmp = false;
         for n in self.nests.iter_mut().chain(self.wholes.iter_mut()) {
-            n.give_up("the whole tuned program was not faster beyond the noise");
+            n.give_up(why);
         }
     }
 }
@@ -412,6 +463,7 @@ impl Candidate {
             killed: false,
             faster: false,
             futile: false,
+            exact: false,
             kept: false,
             why: String::new(),
         }
@@ -419,9 +471,10 @@ impl Candidate {
 }
 
 impl NestReport {
-    /// Keeps the fastest candidate that starts no OpenMP team and beats the baseline
-    /// (the rule of [`crate::select::select`]), or nothing.
-    fn choose_without_team(&mut self) {
+    /// Keeps the fastest verified candidate that `fits` and beats the baseline (the
+    /// rule of [`crate::select::select`]), or nothing; the one given up says
+    /// `given_up`, the one kept in its place `kept_instead`.
+    fn choose(&mut self, fits: &dyn Fn(&Candidate) -> bool, given_up: &str, kept_instead: &str) {
         let base = Timing {
             stats: self.baseline,
             first: self.baseline_first,
@@ -430,15 +483,15 @@ impl NestReport {
             .candidates
             .iter()
             .map(|c| {
-                let serial = c.verdict == CandidateVerdict::Verified && !c.recipe.starts_team();
-                c.stats.filter(|_| serial).map(|stats| Timing {
+                let ok = c.verdict == CandidateVerdict::Verified && fits(c);
+                c.stats.filter(|_| ok).map(|stats| Timing {
                     stats,
                     first: c.first,
                 })
             })
             .collect();
         let best = select(&base, self.invocations, &timings).best;
-        self.give_up("in the whole program it lost, and it starts an OpenMP team");
+        self.give_up(given_up);
         let Some(i) = best else {
             return;
         };
@@ -447,9 +500,8 @@ impl NestReport {
             return;
         };
         c.kept = true;
-        c.why.push_str(
-            "; kept in place of a recipe starting an OpenMP team, which lost in the whole program",
-        );
+        c.why.push_str("; ");
+        c.why.push_str(kept_instead);
         self.chosen = c.recipe.clone();
         self.tuned = Some(stats);
         self.speedup = self.baseline.median / stats.median.max(1e-12);
@@ -661,6 +713,7 @@ mod tests {
             openmp: true,
             check: None,
             check_with_teams: None,
+            check_inexact: None,
             time: TimeSplit::default(),
             machine: None,
             left_out: Vec::new(),

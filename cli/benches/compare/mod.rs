@@ -436,32 +436,6 @@ fn sums(out: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// Printed numbers that differ at most in their last printed digit (PolyBench prints
-/// `%0.2lf`: a value that differs in its last bits can round the other way), word by
-/// word, the other words equal: the largest difference, or None where they do not
-/// agree so.
-fn printed_values_agree(want: &str, got: &str) -> Option<f64> {
-    let (mut w, mut g) = (want.split_whitespace(), got.split_whitespace());
-    let mut worst = 0.0f64;
-    loop {
-        match (w.next(), g.next()) {
-            (None, None) => return Some(worst),
-            (Some(a), Some(b)) if a == b => {}
-            (Some(a), Some(b)) => {
-                let (x, y): (f64, f64) = (a.parse().ok()?, b.parse().ok()?);
-                let digits = a.split_once('.').map_or(0, |(_, f)| f.len()) as i32;
-                let unit = 10f64.powi(-digits);
-                let d = (x - y).abs();
-                if d > unit * 1.000001 && d > 1e-9 * x.abs() {
-                    return None;
-                }
-                worst = worst.max(d);
-            }
-            _ => return None,
-        }
-    }
-}
-
 /// How `got` agrees with `want` ([`Compared::outputs`]).
 pub fn outputs_agree(want: &str, got: &str) -> String {
     if want == got {
@@ -469,9 +443,11 @@ pub fn outputs_agree(want: &str, got: &str) -> String {
     }
     let (w, g) = (sums(want), sums(got));
     if w.is_empty() {
-        return match printed_values_agree(want, got) {
-            Some(d) => format!("printed values agree (last digit, {d:.2})"),
-            None => "DIFFER".into(),
+        let alike = tuner::printed::same_results(&[want.as_bytes().to_vec()], got.as_bytes());
+        return if alike {
+            "printed values agree (last digit)".into()
+        } else {
+            "DIFFER".into()
         };
     }
     if w.len() != g.len() {

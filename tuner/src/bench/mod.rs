@@ -155,7 +155,17 @@ pub struct Sampled {
     /// blake3 of the program's standard output (the same for variants of a program
     /// that compute the same).
     pub output_hash: String,
+    /// The standard output of each run, warmup included, up to [`KEPT_OUTPUTS`] runs
+    /// of at most [`KEPT_OUTPUT_BYTES`] each (a longer one is not kept): what
+    /// [`crate::printed::same_results`] compares.
+    #[serde(skip)]
+    pub outputs: Vec<Vec<u8>>,
 }
+
+/// Runs whose standard output a [`Sampled`] keeps.
+pub const KEPT_OUTPUTS: usize = 6;
+/// The longest standard output a [`Sampled`] keeps.
+pub const KEPT_OUTPUT_BYTES: usize = 4 << 20;
 
 /// A point of the roofline chart: one nest of one program variant.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -433,7 +443,8 @@ fn build_one(cfg: &BenchConfig, b: &Benchmark) -> Result<Built> {
 }
 
 /// One run: its time (as `built` times it), its wall time, and its output's hash.
-fn run_one(cfg: &BenchConfig, b: &Benchmark, built: &Built) -> Result<(f64, f64, String)> {
+/// One run: its seconds, its wall time and its standard output.
+fn run_one(cfg: &BenchConfig, b: &Benchmark, built: &Built) -> Result<(f64, f64, Vec<u8>)> {
     let out = run(
         &built.exe,
         &RunOptions {
@@ -471,11 +482,7 @@ fn run_one(cfg: &BenchConfig, b: &Benchmark, built: &Built) -> Result<(f64, f64,
     } else {
         out.wall_seconds
     };
-    Ok((
-        seconds,
-        out.wall_seconds,
-        blake3::hash(&out.stdout).to_hex()[..16].to_string(),
-    ))
+    Ok((seconds, out.wall_seconds, out.stdout))
 }
 
 /// Builds every benchmark, then runs them in rotation (see the module documentation).
@@ -512,6 +519,7 @@ pub fn run_suite_until(
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); benches.len()];
     let mut walls: Vec<Vec<f64>> = vec![Vec::new(); benches.len()];
     let mut hashes: Vec<String> = vec![String::new(); benches.len()];
+    let mut outputs: Vec<Vec<Vec<u8>>> = vec![Vec::new(); benches.len()];
     let rounds = cfg.warmup + cfg.runs.max(2);
     for round in 0..rounds {
         for (i, (b, e)) in benches.iter().zip(&built).enumerate() {
@@ -520,7 +528,10 @@ pub fn run_suite_until(
                 samples[i].push(s);
                 walls[i].push(w);
             }
-            hashes[i] = h;
+            hashes[i] = blake3::hash(&h).to_hex()[..16].to_string();
+            if outputs[i].len() < KEPT_OUTPUTS && h.len() <= KEPT_OUTPUT_BYTES {
+                outputs[i].push(h);
+            }
         }
         events(crate::Event::Round {
             done: round + 1,
@@ -535,8 +546,8 @@ pub fn run_suite_until(
     let benchmarks = benches
         .iter()
         .zip(&built)
-        .zip(samples.into_iter().zip(hashes).zip(walls))
-        .map(|((b, e), ((s, h), wall))| Sampled {
+        .zip(samples.into_iter().zip(hashes).zip(walls).zip(outputs))
+        .map(|((b, e), (((s, h), wall), outputs))| Sampled {
             name: b.name.clone(),
             program: b.program.clone(),
             variant: b.variant,
@@ -545,6 +556,7 @@ pub fn run_suite_until(
             unit: e.timed.unwrap_or(TimeUnit::Wall),
             wall,
             output_hash: h,
+            outputs,
         })
         .collect();
     Ok(BenchReport {

@@ -205,6 +205,7 @@ mod tests {
                 faster,
                 futile: false,
                 batch: 1,
+                exact: false,
             }),
         }
     }
