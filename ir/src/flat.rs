@@ -135,6 +135,19 @@ impl Poly {
         self.0.values().all(|c| *c >= 0)
     }
 
+    /// Non-negative whenever every variable is at least 1, as a size is that an
+    /// array's element is reached with (`iS[Nr - 1]`: a row of an image of `Nr >= 1`
+    /// rows).
+    fn non_negative_for_sizes(&self) -> bool {
+        let defs: BTreeMap<String, Poly> = self
+            .0
+            .keys()
+            .flatten()
+            .map(|v| (v.clone(), Poly::var(v).plus(&Poly::constant(1), 1)))
+            .collect();
+        self.substitute(&defs).non_negative()
+    }
+
     /// The polynomial as an expression, terms in a stable order (variables first, the
     /// constant last).
     fn expr(&self) -> Expr {
@@ -171,6 +184,50 @@ fn bin(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
         lhs: Box::new(lhs),
         rhs: Box::new(rhs),
     }
+}
+
+/// The mark that starts the name of an atom: a part of a subscript that is no sum of
+/// products (`iN[i]` in `image[iN[i] + Nr*j]`, an index read from memory), standing in
+/// the polynomial as a variable of its own.
+const ATOM: char = '\u{1}';
+
+/// `e` with every part that is no sum of products of variables and integers (an
+/// access, a call, a division) replaced by an atom (see [`ATOM`]), each recorded in
+/// `atoms` by its name.
+fn atomize(e: &Expr, atoms: &mut BTreeMap<String, Expr>) -> Expr {
+    match e {
+        Expr::Int { .. } | Expr::Var(_) => e.clone(),
+        Expr::Unary {
+            op: op @ (UnOp::Neg | UnOp::Plus),
+            arg,
+        } => Expr::Unary {
+            op: *op,
+            arg: Box::new(atomize(arg, atoms)),
+        },
+        Expr::Binary {
+            op: op @ (BinOp::Add | BinOp::Sub | BinOp::Mul),
+            lhs,
+            rhs,
+        } => bin(*op, atomize(lhs, atoms), atomize(rhs, atoms)),
+        other => {
+            let name = format!("{ATOM}{}", crate::print::expr(other));
+            atoms.insert(name.clone(), other.clone());
+            Expr::Var(name)
+        }
+    }
+}
+
+fn is_atom(v: &str) -> bool {
+    v.starts_with(ATOM)
+}
+
+/// `e` with its atoms put back.
+fn unatomize(mut e: Expr, atoms: &BTreeMap<String, Expr>) -> Expr {
+    crate::transform::rewrite::rewrite(&mut e, &mut |x| match x {
+        Expr::Var(v) if is_atom(v) => atoms.get(v).cloned(),
+        _ => None,
+    });
+    e
 }
 
 /// A subscript read through the index temporaries: one polynomial, or a choice
@@ -520,19 +577,25 @@ fn assigned_once(body: &[Node]) -> Vec<(String, Expr, Vec<usize>, usize)> {
     let mut sets: Vec<_> = seen.sets.iter().collect();
     sets.sort_by_key(|(_, s)| s.first().map_or(0, |x| x.2));
     for (v, sets) in sets {
-        let [(value, at, order)] = sets.as_slice() else {
+        // Assigned more than once, the same value each time (`k = i + Nr*j;` at the top
+        // of two sweeps): each use reads the one before it.
+        let Some((value, at, order)) = sets.first() else {
             continue;
         };
-        if seen.other.contains(v) || seen.glue_writes.contains(*v) || value.mentions(v) {
+        if sets.iter().any(|(x, _, _)| x != value)
+            || seen.other.contains(v)
+            || seen.glue_writes.contains(*v)
+            || value.mentions(v)
+        {
             continue;
         }
         let uses = seen.uses.get(*v).map_or(&[][..], Vec::as_slice);
-        // Only where the loops around the assignment are around the use too, later in
+        // Only where the loops around an assignment are around the use too, later in
         // their body: the use reads this iteration's value.
-        if uses
-            .iter()
-            .all(|(around, o)| around.starts_with(at) && o > order)
-        {
+        if uses.iter().all(|(around, o)| {
+            sets.iter()
+                .any(|(_, at, order)| around.starts_with(at) && o > order)
+        }) {
             out.push((v.to_string(), (*value).clone(), at.clone(), *order));
         }
     }
@@ -544,6 +607,56 @@ struct Uses<'a> {
     /// Each subscript (a branch of a choice counts as one, with its condition and
     /// whether it holds there).
     accesses: Vec<Use<'a>>,
+    /// The assignment each stands in, where it stands in one.
+    at: Vec<Option<crate::program::Pos>>,
+}
+
+/// An assignment whose access of `pointer` does not fit the pointer's shape: the
+/// statement is glue, the pointer's other accesses an array still.
+#[derive(Debug, Clone)]
+pub(crate) struct RefusedAt {
+    pub pointer: String,
+    pub pos: crate::program::Pos,
+    pub why: String,
+}
+
+/// An assignment whose access does not fit a pointer's shape, and why.
+type Misfit = (crate::program::Pos, String);
+
+/// The pointer's shape from its accesses (see [`shape`]), less those of the
+/// assignments whose access does not fit it: the shape and those assignments with why,
+/// or why no shape fits (an access outside any assignment does not fit, or none is
+/// left).
+fn fitting_shape(
+    u: &Uses,
+    loop_vars: &BTreeSet<String>,
+    invariant: &dyn Fn(&str) -> bool,
+) -> Result<(Vec<Poly>, Vec<Misfit>), String> {
+    let mut left = Uses {
+        accesses: u.accesses.clone(),
+        at: u.at.clone(),
+    };
+    let mut misfits = Vec::new();
+    loop {
+        match shape(&left, loop_vars, invariant) {
+            Ok(dims) => return Ok((dims, misfits)),
+            Err((why, Some(k))) => {
+                let Some(pos) = left.at[k] else {
+                    return Err(why);
+                };
+                let keep: Vec<bool> = left.at.iter().map(|p| *p != Some(pos)).collect();
+                if !keep.iter().any(|k| *k) {
+                    return Err(why);
+                }
+                let mut flags = keep.iter();
+                left.accesses
+                    .retain(|_| *flags.next().expect("one flag an access"));
+                left.at.retain(|p| *p != Some(pos));
+                misfits.push((pos, why));
+            }
+            Err((why, None)) => return Err(why),
+        }
+    }
 }
 
 /// One subscript, the loops around it, and for a branch of a choice its condition and
@@ -554,15 +667,20 @@ type Use<'a> = (Poly, Vec<&'a crate::program::Loop>, Option<(Expr, bool)>);
 /// and gives the arrays their extents (`arrays[name].dims`). `invariant(v)`: whether
 /// `v` is a variable the region does not write (a stride must be). Returns, for each
 /// pointer that cannot be read as an array, why; those are left as they are (the
-/// caller lowers their accesses as glue).
+/// caller lowers their accesses as glue). An assignment whose access of a pointer does
+/// not fit the shape that the pointer's other accesses give it (`image[i]` over all
+/// `Nr * Nc` elements beside `image[i + Nr * j]`), or is no sum of products, is
+/// returned instead, with its position and why: the caller lowers that statement alone
+/// as glue.
 pub(crate) fn delinearize(
     body: &mut [Node],
     arrays: &mut BTreeMap<String, crate::program::Array>,
     flat: &BTreeSet<String>,
     invariant: &dyn Fn(&str) -> bool,
-) -> Vec<(String, String)> {
+) -> (Vec<(String, String)>, Vec<RefusedAt>) {
     let mut uses: BTreeMap<String, Uses> = BTreeMap::new();
     let mut bad: BTreeMap<String, String> = BTreeMap::new();
+    let mut refused_at: Vec<RefusedAt> = Vec::new();
     let loop_vars: BTreeSet<String> = crate::program::loops(body)
         .iter()
         .map(|l| l.var.clone())
@@ -583,6 +701,10 @@ pub(crate) fn delinearize(
         found
     };
     crate::program::walk_nodes(body, &mut |n, stack| {
+        let pos = match n {
+            Node::Assign(a) => Some(a.pos),
+            _ => None,
+        };
         let mut note = |e: &Expr| {
             e.walk(&mut |x| {
                 if let Expr::Access { array, indices } = x {
@@ -596,19 +718,31 @@ pub(crate) fn delinearize(
                         return;
                     }
                     for (d, index) in indices.iter().enumerate() {
-                        let out = if rows {
-                            &mut row_uses.entry(array.clone()).or_default()[d]
-                        } else {
-                            &mut uses
-                                .entry(array.clone())
-                                .or_insert(Uses {
-                                    accesses: Vec::new(),
-                                })
-                                .accesses
-                        };
-                        if let Err(why) = read_use(&defs, &moving, index, stack, out) {
-                            bad.entry(array.clone()).or_insert(why);
-                            return;
+                        if rows {
+                            let out = &mut row_uses.entry(array.clone()).or_default()[d];
+                            if let Err(why) = read_use(&defs, &moving, index, stack, out) {
+                                bad.entry(array.clone()).or_insert(why);
+                                return;
+                            }
+                            continue;
+                        }
+                        let u = uses.entry(array.clone()).or_insert(Uses {
+                            accesses: Vec::new(),
+                            at: Vec::new(),
+                        });
+                        match read_use(&defs, &moving, index, stack, &mut u.accesses) {
+                            Ok(()) => u.at.resize(u.accesses.len(), pos),
+                            Err(why) => match pos {
+                                Some(p) => refused_at.push(RefusedAt {
+                                    pointer: array.clone(),
+                                    pos: p,
+                                    why,
+                                }),
+                                None => {
+                                    bad.entry(array.clone()).or_insert(why);
+                                    return;
+                                }
+                            },
                         }
                     }
                 }
@@ -636,9 +770,16 @@ pub(crate) fn delinearize(
         if bad.contains_key(name) {
             continue;
         }
-        match shape(u, &loop_vars, invariant) {
-            Ok(dims) => {
-                shapes.insert(name.clone(), dims);
+        match fitting_shape(u, &loop_vars, invariant) {
+            Ok((dims, misfits)) => {
+                if misfits.is_empty() {
+                    shapes.insert(name.clone(), dims);
+                }
+                refused_at.extend(misfits.into_iter().map(|(pos, why)| RefusedAt {
+                    pointer: name.clone(),
+                    pos,
+                    why,
+                }));
             }
             Err(why) => {
                 bad.insert(name.clone(), why);
@@ -724,7 +865,7 @@ pub(crate) fn delinearize(
             a.extents = a.dims.iter().map(crate::program::const_value).collect();
         }
     }
-    bad.into_iter().collect()
+    (bad.into_iter().collect(), refused_at)
 }
 
 /// Every access of flat array `name` in `body` as one subscript per dimension of
@@ -742,7 +883,11 @@ fn flat_indices(body: &mut [Node], name: &str, dims: &[Poly], defs: &Defs) {
         .collect();
     crate::transform::rewrite::rewrite_nodes(body, &mut |e| match e {
         Expr::Access { array, indices } if array == name && indices.len() == 1 => {
-            let indices = match defs.read(&indices[0])? {
+            let mut atoms = BTreeMap::new();
+            let read = defs
+                .read(&indices[0])
+                .or_else(|| defs.read(&atomize(&indices[0], &mut atoms)))?;
+            let indices: Vec<Expr> = match read {
                 Sub::One(p) => split_all(&p, &strides).iter().map(Poly::expr).collect(),
                 // Per dimension, the two branches' subscripts, chosen where they differ.
                 Sub::Two { cond, then, other } => split_all(&then, &strides)
@@ -753,7 +898,7 @@ fn flat_indices(body: &mut [Node], name: &str, dims: &[Poly], defs: &Defs) {
             };
             Some(Expr::Access {
                 array: array.clone(),
-                indices,
+                indices: indices.into_iter().map(|x| unatomize(x, &atoms)).collect(),
             })
         }
         _ => None,
@@ -770,7 +915,10 @@ fn read_use<'a>(
     stack: &[&'a crate::program::Loop],
     out: &mut Vec<Use<'a>>,
 ) -> Result<(), String> {
-    match defs.read(index) {
+    let read = defs
+        .read(index)
+        .or_else(|| defs.read(&atomize(index, &mut BTreeMap::new())));
+    match read {
         Some(Sub::One(p)) => out.push((p, stack.to_vec(), None)),
         Some(Sub::Two { cond, then, other }) => {
             if let Some(v) = moving(&cond) {
@@ -805,12 +953,18 @@ fn chosen(cond: &Expr, then: &Poly, other: &Poly) -> Expr {
     }
 }
 
-/// The larger of two extents, where one is provably at least the other.
+/// The larger of two extents, where one is provably at least the other, the sizes in
+/// them taken as at least 1 (`Nr` against `1`, from `iN[0] = 0` beside a loop over
+/// `iN[i]`: an extent of 0 is an array no loop runs over).
 fn larger(a: Poly, b: Poly) -> Result<Poly, String> {
     let d = b.plus(&a, -1);
     if d.non_negative() {
         Ok(b)
     } else if Poly::default().plus(&d, -1).non_negative() {
+        Ok(a)
+    } else if d.non_negative_for_sizes() {
+        Ok(b)
+    } else if Poly::default().plus(&d, -1).non_negative_for_sizes() {
         Ok(a)
     } else {
         Err(format!(
@@ -850,7 +1004,7 @@ fn row_extent(
             None => BTreeMap::new(),
         };
         let lo = extreme(p, loops, false, adjust).ok_or("its loop bounds are not affine")?;
-        if !lo.non_negative() {
+        if !lo.non_negative_for_sizes() {
             return Err(format!(
                 "its subscript '{}' may be negative",
                 crate::print::expr(&p.expr())
@@ -893,13 +1047,18 @@ fn shape(
     u: &Uses,
     loop_vars: &BTreeSet<String>,
     invariant: &dyn Fn(&str) -> bool,
-) -> Result<Vec<Poly>, String> {
-    // Every variable in a subscript is a loop's or one that stays put.
-    for (p, _, _) in &u.accesses {
+) -> Result<Vec<Poly>, (String, Option<usize>)> {
+    // Every variable in a subscript is a loop's or one that stays put (an atom, read
+    // where it stands, is neither).
+    for (k, (p, _, _)) in u.accesses.iter().enumerate() {
         for m in p.0.keys() {
-            if let Some(v) = m.iter().find(|v| !loop_vars.contains(*v) && !invariant(v)) {
-                return Err(format!(
-                    "its subscript uses '{v}', which the function writes"
+            if let Some(v) = m
+                .iter()
+                .find(|v| !loop_vars.contains(*v) && !invariant(v) && !is_atom(v))
+            {
+                return Err((
+                    format!("its subscript uses '{v}', which the function writes"),
+                    Some(k),
                 ));
             }
         }
@@ -922,20 +1081,24 @@ fn shape(
             .filter(|v| products.iter().all(|m| m.contains(v)))
             .collect();
         let Some(s) = common.first().map(|s| s.to_string()) else {
-            return Err(format!(
-                "no size multiplies every product in its subscripts ({})",
-                products[0].join("*")
+            return Err((
+                format!(
+                    "no size multiplies every product in its subscripts ({})",
+                    products[0].join("*")
+                ),
+                None,
             ));
         };
         highs = highs.iter().map(|p| p.split(&s).0).collect();
         strides.push(s);
         if strides.len() > 8 {
-            return Err("too many dimensions".into());
+            return Err(("too many dimensions".into(), None));
         }
     }
     strides.reverse();
     let mut first_hi: Option<Poly> = None;
-    for (p, loops, choice) in &u.accesses {
+    for (at, (p, loops, choice)) in u.accesses.iter().enumerate() {
+        let fail = |why: String| (why, Some(at));
         // A branch of a choice holds only where its condition says.
         let adjust = &match choice {
             Some((cond, holds)) => narrowing(loops, cond, *holds),
@@ -943,42 +1106,70 @@ fn shape(
         };
         let idx = split_all(p, &strides);
         if !idx.iter().all(Poly::is_affine) {
-            return Err("a subscript is not affine once split by its strides".into());
+            return Err(fail(
+                "a subscript is not affine once split by its strides".into(),
+            ));
         }
-        let lo0 = extreme(&idx[0], loops, false, adjust).ok_or("its loop bounds are not affine")?;
-        if !lo0.non_negative() {
-            return Err(format!(
+        // A subscript with an atom (an index read from memory) is taken to stay within
+        // its dimension, as the accesses without one bound it: the dependence analysis
+        // reads it as not affine, so it may meet any element of that dimension.
+        let atomic = |q: &Poly| q.0.keys().flatten().any(|v| is_atom(v));
+        if idx
+            .iter()
+            .skip(1)
+            .any(|q| atomic(q) && q.0.keys().any(|m| m.len() > 1))
+        {
+            return Err(fail(
+                "an index read from memory is multiplied in a subscript".into(),
+            ));
+        }
+        let bounded = !atomic(&idx[0]);
+        let lo0 = match bounded {
+            true => extreme(&idx[0], loops, false, adjust)
+                .ok_or_else(|| fail("its loop bounds are not affine".into()))?,
+            false => Poly::default(),
+        };
+        if !lo0.non_negative_for_sizes() {
+            return Err(fail(format!(
                 "its first subscript '{}' may be negative",
                 crate::print::expr(&idx[0].expr())
-            ));
+            )));
         }
         for (k, s) in strides.iter().enumerate() {
             let e = &idx[k + 1];
-            let lo = extreme(e, loops, false, adjust).ok_or("its loop bounds are not affine")?;
-            let hi = extreme(e, loops, true, adjust).ok_or("its loop bounds are not affine")?;
+            if atomic(e) {
+                continue;
+            }
+            let lo = extreme(e, loops, false, adjust)
+                .ok_or_else(|| fail("its loop bounds are not affine".into()))?;
+            let hi = extreme(e, loops, true, adjust)
+                .ok_or_else(|| fail("its loop bounds are not affine".into()))?;
             // A stride is a row's length: at least 1 (`a[y * nx]`, column 0, is inside
             // a row of `nx >= 1` elements).
             let room = Poly::var(s).plus(&Poly::constant(1), -1).plus(&hi, -1);
             let at_least_one =
                 BTreeMap::from([(s.to_string(), Poly::var(s).plus(&Poly::constant(1), 1))]);
-            if !lo.non_negative() || !room.substitute(&at_least_one).non_negative() {
-                return Err(format!(
+            if !lo.non_negative_for_sizes() || !room.substitute(&at_least_one).non_negative() {
+                return Err(fail(format!(
                     "subscript '{}' is not provably within [0, {s})",
                     crate::print::expr(&e.expr())
-                ));
+                )));
             }
         }
+        if !bounded {
+            continue;
+        }
         let hi0 = extreme(&idx[0], loops, true, adjust)
-            .ok_or("its loop bounds are not affine")?
+            .ok_or_else(|| fail("its loop bounds are not affine".into()))?
             .plus(&Poly::constant(1), 1);
         first_hi = Some(match first_hi {
             None => hi0,
-            Some(h) => larger(h, hi0)?,
+            Some(h) => larger(h, hi0).map_err(fail)?,
         });
     }
-    let first = first_hi.ok_or("no access")?;
+    let first = first_hi.ok_or(("no access bounds its first subscript".to_string(), None))?;
     if first.constant_term() < 0 && first.0.len() == 1 {
-        return Err("it is never indexed".into());
+        return Err(("it is never indexed".into(), None));
     }
     Ok(std::iter::once(first)
         .chain(strides.iter().map(|s| Poly::var(s)))

@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A position in the user's source file (1-based line and column).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 pub struct Pos {
     pub line: u32,
     pub col: u32,

@@ -294,3 +294,37 @@ fn pointers_to_rows_are_arrays_of_the_rows_the_loops_reach() {
     let t = t.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(t.root.var, "k");
 }
+
+#[test]
+fn indices_read_from_memory_sizes_set_once_and_a_misfit_statement_alone_as_glue() {
+    // Rodinia's srad, reduced: sizes assigned once at the top, index arrays with their
+    // boundary rows, one index temporary assigned alike in two sweeps, a neighbour
+    // read through an index array, and one loop over all Nr*Nc elements at once.
+    let p = parse(
+        "srad",
+        "void f(int rows, int cols, float *image, float *d, int *iN)\n{\n  int i, j, k, Nr, Nc, Ne;\n\
+         \x20 Nr = rows;\n  Nc = cols;\n  Ne = Nr * Nc;\n\
+         \x20 for (i = 0; i < Nr; i++)\n    iN[i] = i - 1;\n  iN[0] = 0;\n\
+         \x20 for (i = 0; i < Ne; i++)\n    image[i] = image[i] * 2.0f;\n\
+         \x20 for (j = 0; j < Nc; j++)\n    for (i = 0; i < Nr; i++) {\n      k = i + Nr * j;\n      d[k] = image[iN[i] + Nr * j] - image[k];\n    }\n\
+         \x20 for (j = 0; j < Nc; j++)\n    for (i = 0; i < Nr; i++) {\n      k = i + Nr * j;\n      image[k] = image[k] + d[k];\n    }\n}\n",
+    );
+    assert_eq!(dims(&p, "image"), ["Nc", "Nr"]);
+    assert_eq!(dims(&p, "d"), ["Nc", "Nr"]);
+    // iN[0] beside iN[i] for i < Nr: an extent of Nr (sizes are at least 1).
+    assert_eq!(dims(&p, "iN"), ["Nr"]);
+    // The loop over every element does not fit the rows of Nr: that statement alone is
+    // glue.
+    assert_eq!(
+        glue(&p),
+        ["subscript of pointer 'image' (subscript 'i' is not provably within [0, Nr))"]
+    );
+    // The neighbour through the index array is an access of the array like any other.
+    let printed: String = p
+        .program
+        .regions
+        .iter()
+        .map(ir::print::region_to_c)
+        .collect();
+    assert!(printed.contains("image[j][iN[i]]"), "{printed}");
+}

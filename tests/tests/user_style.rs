@@ -761,3 +761,20 @@ fn a_tuned_program_prints_the_results_the_original_prints_though_a_sum_of_floats
         assert_eq!(first["same_output"], false);
     }
 }
+
+#[test]
+fn neighbours_read_through_index_arrays_leave_the_sweeps_nests() {
+    // Rodinia's srad in small: sizes set once at the top of main, index arrays for the
+    // clamped neighbours, `k = i + Nr * j` in both sweeps. The sweeps are nests; the one
+    // loop over all Nr * Nc pixels at once is glue, alone.
+    let (_, _, r) = tune_and_check("index_arrays.c", &["-fopenmp", "-lm"]);
+    let lines = nest_lines(&r);
+    assert!(lines.contains(&48) && lines.contains(&57), "{lines:?}");
+    let out = left_out(&r);
+    assert!(
+        out.iter().any(|l| l.starts_with(
+            "67: statement: subscript of pointer 'image' (subscript 'i' is not provably within [0, Nr))"
+        )),
+        "{out:#?}"
+    );
+}

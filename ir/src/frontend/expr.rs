@@ -37,6 +37,13 @@ impl Lowerer<'_> {
 
     pub(super) fn assignment(&mut self, e: &CNode<Expression>) -> Result<Assign> {
         let pos = self.pos(e.span);
+        let outer = self.current_assign.replace(pos);
+        let a = self.assignment_at(e, pos);
+        self.current_assign = outer;
+        a
+    }
+
+    fn assignment_at(&mut self, e: &CNode<Expression>, pos: Pos) -> Result<Assign> {
         let (target_e, op, value) = match &e.node {
             Expression::BinaryOperator(b) => {
                 let op = match b.node.operator.node {
@@ -192,7 +199,10 @@ impl Lowerer<'_> {
                         _ => name.clone(),
                     },
                 };
-                if let Some(why) = self.flat_refused.get(&key) {
+                if let Some(why) = self.flat_refused.get(&key).or_else(|| {
+                    self.current_assign
+                        .and_then(|p| self.flat_refused_at.get(&(key.clone(), p)))
+                }) {
                     return self.unsupported(
                         cur.span,
                         format!("subscript of pointer '{name}' ({why})"),

@@ -23,6 +23,11 @@ pub(super) struct Lowerer<'a> {
     /// Pointers that cannot be read as arrays in this region, with why: their
     /// accesses are glue.
     pub(super) flat_refused: BTreeMap<String, String>,
+    /// Assignments whose access of a pointer does not fit the shape of its other
+    /// accesses, by pointer and position, with why: that statement is glue.
+    pub(super) flat_refused_at: BTreeMap<(String, Pos), String>,
+    /// The assignment being lowered.
+    pub(super) current_assign: Option<Pos>,
     /// Arrays of this region whose name another array of the program holds (another
     /// function's pointer of another kind or type, a local of another block): the name
     /// each goes by here.

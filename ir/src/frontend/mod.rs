@@ -268,6 +268,8 @@ pub fn parse_preprocessed_with(pp: Preprocessed, opts: &FrontendOptions) -> Resu
         used_pragmas: Default::default(),
         flat_used: Default::default(),
         flat_refused: Default::default(),
+        flat_refused_at: Default::default(),
+        current_assign: None,
         named_apart: Default::default(),
         pure: pure_functions.iter().map(|f| f.name.clone()).collect(),
         defined: functions
@@ -317,6 +319,7 @@ pub fn parse_preprocessed_with(pp: Preprocessed, opts: &FrontendOptions) -> Resu
         lower.next_loop = 0;
         lower.next_stmt = 0;
         lower.flat_refused.clear();
+        lower.flat_refused_at.clear();
         let saved = lower.save();
         let body = match lower_flat(&mut lower, r, &saved) {
             Ok(body) => body,
@@ -517,35 +520,94 @@ fn lower_flat(lower: &mut Lowerer, r: &FoundRegion, saved: &opaque::Saved) -> Re
         // A pointer assigned in the glue between nests (two buffers swapped after
         // each time step) is read as an array all the same: every nest sees it as it
         // is at the nest's entry, where it is saved and, in a tuned file, checked.
+        // A scalar that no statement that may run more than once writes (`Nr =
+        // atoi(argv[3]);` at the top of main, `int n = N;`) stays put inside every loop
+        // nest: each nest sees it as it is at the nest's entry, where its extents are
+        // evaluated and its data saved, like a pointer swapped between the nests.
         let refused = {
-            let mut written: BTreeSet<String> = BTreeSet::new();
-            walk_nodes(&body, &mut |n, around| match n {
-                Node::Assign(a) => {
-                    if let Expr::Var(v) = &a.target {
-                        written.insert(v.clone());
-                    }
-                }
-                // Declared once, outside every loop (`int n = N;`), a size stays put.
-                Node::Decl(d) if !around.is_empty() => {
-                    written.insert(d.name.clone());
-                }
-                Node::Decl(_) => {}
-                Node::Opaque(o) => written.extend(o.writes.iter().cloned()),
-                Node::Loop(l) => {
-                    written.insert(l.var.clone());
-                }
-                Node::If(_) | Node::Block(_) => {}
-            });
+            let written = written_where_repeated(&body);
             crate::flat::delinearize(&mut body, &mut lower.arrays, &flat, &|v| {
                 !written.contains(v)
             })
         };
-        if refused.is_empty() {
+        let (mut refused, refused_at) = refused;
+        if refused.is_empty() && refused_at.is_empty() {
             return Ok(body);
+        }
+        for r in refused_at {
+            // Refused at a statement once already and still there: the whole pointer.
+            match lower.flat_refused_at.entry((r.pointer.clone(), r.pos)) {
+                std::collections::btree_map::Entry::Occupied(_) => refused.push((r.pointer, r.why)),
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert(r.why);
+                }
+            }
         }
         lower.restore(saved.clone());
         lower.flat_refused.extend(refused);
     }
+}
+
+/// The scalars written by a statement that may run more than once: inside a loop, in
+/// the body of a `while` or `do` loop (kept as written around its body), or anywhere
+/// where the region has a `goto` (a loop of its own); and every loop's variable.
+fn written_where_repeated(body: &[Node]) -> BTreeSet<String> {
+    fn writes(n: &Node, out: &mut BTreeSet<String>) {
+        match n {
+            Node::Assign(a) => {
+                if let Expr::Var(v) = &a.target {
+                    out.insert(v.clone());
+                }
+            }
+            Node::Decl(d) => {
+                out.insert(d.name.clone());
+            }
+            Node::Opaque(o) => out.extend(o.writes.iter().cloned()),
+            Node::Loop(l) => {
+                out.insert(l.var.clone());
+            }
+            Node::If(_) | Node::Block(_) => {}
+        }
+    }
+    fn go(body: &[Node], repeated: bool, out: &mut BTreeSet<String>) {
+        let mut after_loop_head = false;
+        for n in body {
+            if repeated || matches!(n, Node::Loop(_)) {
+                writes(n, out);
+            }
+            match n {
+                Node::Loop(l) => go(&l.body, true, out),
+                Node::If(i) => {
+                    go(&i.then_body, repeated, out);
+                    go(&i.else_body, repeated, out);
+                }
+                Node::Block(b) => go(b, repeated || after_loop_head, out),
+                Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => {}
+            }
+            after_loop_head = matches!(n, Node::Opaque(o) if {
+                let t = o.text.trim_start();
+                ["while", "do"].iter().any(|k| {
+                    t.strip_prefix(k)
+                        .is_some_and(|r| !r.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+                })
+            });
+        }
+    }
+    let goto = {
+        let mut any = false;
+        walk_nodes(body, &mut |n, _| {
+            if let Node::Opaque(o) = n {
+                any |= o
+                    .text
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|w| w == "goto");
+            }
+        });
+        any
+    };
+    let mut out = BTreeSet::new();
+    go(body, goto, &mut out);
+    out
 }
 
 /// The statements of a region as IR; a directive that no statement carries is refused.
