@@ -5,8 +5,8 @@
 //! once by the whole-program check, so what differs between its own runs is known, and
 //! is not a result. A timing printed with three decimals can read the same in two runs
 //! (`0.001`) and another in a third, so the unit is a column: the k-th word of the
-//! lines of n words, which differs between the original's runs in any such line (a
-//! table's time column). Every other word of the tuned program's output must be the
+//! lines of n words of one section (standard output, or one file the run wrote), which
+//! differs between the original's runs in any such line (a table's time column). Every other word of the tuned program's output must be the
 //! original's, a number up to the rounding of its last printed digit (a value that
 //! differs in its last bits can round the other way) or within a relative 1e-9
 //! (products contracted into FMAs otherwise in differently shaped code); a sum of
@@ -38,20 +38,33 @@ pub fn same_results(originals: &[Vec<u8>], tuned: &[u8]) -> bool {
     let Some(first) = refs.first() else {
         return false;
     };
-    // Columns (words per line, word) that differ between the original's own runs.
-    let mut varying: BTreeSet<(usize, usize)> = BTreeSet::new();
+    // The section of each line: standard output, then each file the run wrote (under
+    // its `== file NAME ==` line; see `crate::bench::written_files`), a table of its
+    // own.
+    let mut section = 0;
+    let sections: Vec<usize> = first
+        .iter()
+        .map(|l| {
+            if l.len() == 4 && l[0] == "==" && l[1] == "file" && l[3] == "==" {
+                section += 1;
+            }
+            section
+        })
+        .collect();
+    // Columns (section, words per line, word) that differ between the original's own
+    // runs.
+    let mut varying: BTreeSet<(usize, usize, usize)> = BTreeSet::new();
     for (l, line) in first.iter().enumerate() {
         for (k, w) in line.iter().enumerate() {
             if refs.iter().any(|r| &r[l][k] != w) {
-                varying.insert((line.len(), k));
+                varying.insert((sections[l], line.len(), k));
             }
         }
     }
-    got.iter().zip(first).all(|(g, want)| {
-        g.iter()
-            .zip(want)
-            .enumerate()
-            .all(|(k, (g, w))| varying.contains(&(want.len(), k)) || g == w || same_number(w, g))
+    got.iter().zip(first).enumerate().all(|(l, (g, want))| {
+        g.iter().zip(want).enumerate().all(|(k, (g, w))| {
+            varying.contains(&(sections[l], want.len(), k)) || g == w || same_number(w, g)
+        })
     })
 }
 
@@ -157,6 +170,24 @@ mod tests {
         ));
         // No original output: nothing to tell.
         assert!(same_results(&[], b"anything"));
+    }
+
+    #[test]
+    fn a_file_written_is_a_table_of_its_own() {
+        // The time printed on standard output varies; the file's sum in the same
+        // column of a line of two words does not, and is a result.
+        let originals = outs(&[
+            "dot 0.131\n\n== file out.txt ==\ndot 7983.841797\n",
+            "dot 0.129\n\n== file out.txt ==\ndot 7983.841797\n",
+        ]);
+        assert!(same_results(
+            &originals,
+            b"dot 0.017\n\n== file out.txt ==\ndot 7983.841797\n"
+        ));
+        assert!(!same_results(
+            &originals,
+            b"dot 0.017\n\n== file out.txt ==\ndot 7983.857422\n"
+        ));
     }
 
     #[test]

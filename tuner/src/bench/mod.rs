@@ -10,6 +10,7 @@
 
 pub mod report;
 pub mod svg;
+pub mod written_files;
 
 use crate::environment::Environment;
 pub use crate::report::TimeUnit;
@@ -155,17 +156,18 @@ pub struct Sampled {
     /// blake3 of the program's standard output (the same for variants of a program
     /// that compute the same).
     pub output_hash: String,
-    /// The standard output of each run, warmup included, up to [`KEPT_OUTPUTS`] runs
+    /// The output of each run (standard output, then the files it wrote; see
+    /// [`written_files`]), warmup included, up to [`KEPT_OUTPUTS`] runs
     /// of at most [`KEPT_OUTPUT_BYTES`] each (a longer one is not kept): what
     /// [`crate::printed::same_results`] compares.
     #[serde(skip)]
     pub outputs: Vec<Vec<u8>>,
 }
 
-/// Runs whose standard output a [`Sampled`] keeps.
-pub const KEPT_OUTPUTS: usize = 6;
-/// The longest standard output a [`Sampled`] keeps.
-pub const KEPT_OUTPUT_BYTES: usize = 4 << 20;
+/// Runs whose output a [`Sampled`] keeps.
+pub const KEPT_OUTPUTS: usize = 4;
+/// The longest output (standard output and the files written) a [`Sampled`] keeps.
+pub const KEPT_OUTPUT_BYTES: usize = 64 << 20;
 
 /// A point of the roofline chart: one nest of one program variant.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -442,9 +444,12 @@ fn build_one(cfg: &BenchConfig, b: &Benchmark) -> Result<Built> {
     })
 }
 
-/// One run: its time (as `built` times it), its wall time, and its output's hash.
-/// One run: its seconds, its wall time and its standard output.
+/// One run: its time (as `built` times it), its wall time, and what it printed: its
+/// standard output, then each file of the working folder that the run wrote (a
+/// program's results often go to a file: an image, a grid), under a line with the
+/// file's name.
 fn run_one(cfg: &BenchConfig, b: &Benchmark, built: &Built) -> Result<(f64, f64, Vec<u8>)> {
+    let before = written_files::snapshot(Path::new("."));
     let out = run(
         &built.exe,
         &RunOptions {
@@ -482,7 +487,9 @@ fn run_one(cfg: &BenchConfig, b: &Benchmark, built: &Built) -> Result<(f64, f64,
     } else {
         out.wall_seconds
     };
-    Ok((seconds, out.wall_seconds, out.stdout))
+    let mut printed = out.stdout;
+    written_files::append_changed(Path::new("."), &before, &mut printed);
+    Ok((seconds, out.wall_seconds, printed))
 }
 
 /// Builds every benchmark, then runs them in rotation (see the module documentation).
