@@ -580,7 +580,15 @@ fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
         println!(
             "wrote {}{}",
             out.display(),
-            if report.openmp {
+            // Only where a kept recipe changed the file: the user's own OpenMP is built
+            // as they build it.
+            if report.openmp
+                && report
+                    .nests
+                    .iter()
+                    .chain(&report.wholes)
+                    .any(|n| !n.chosen.steps.is_empty())
+            {
                 " (build with -fopenmp)"
             } else {
                 ""

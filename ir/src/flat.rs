@@ -786,8 +786,34 @@ pub(crate) fn delinearize(
             }
         }
     }
+    // Variables of loops that hold glue: a nest inside one runs at each of its
+    // iterations, while the glue may still be filling the rows (`rows[i] = malloc(...)`
+    // before a nest over `rows[i][j]`). Rows indexed by such a variable are not read as
+    // an array: saved at the nest's entry, the rows not allocated yet would be read.
+    let mut glue_loops: BTreeSet<String> = BTreeSet::new();
+    for l in crate::program::loops(body) {
+        let mut glue = false;
+        crate::program::walk_nodes(&l.body, &mut |n, _| glue |= matches!(n, Node::Opaque(_)));
+        if glue {
+            glue_loops.insert(l.var.clone());
+        }
+    }
     for (name, u) in &row_uses {
         if bad.contains_key(name) {
+            continue;
+        }
+        if let Some(v) = u[0]
+            .iter()
+            .flat_map(|(p, _, _)| p.0.keys().flatten())
+            .find(|v| glue_loops.contains(*v))
+        {
+            bad.insert(
+                name.clone(),
+                format!(
+                    "its rows are chosen by loop '{v}', which holds statements kept as written \
+                     (they may allocate the rows)"
+                ),
+            );
             continue;
         }
         match u

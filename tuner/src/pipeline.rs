@@ -506,6 +506,12 @@ impl Pipeline {
                 };
             let c = check(&report, emitted.timed.as_ref(), &mut time)?;
             report.check = Some(c);
+            // Another choice, written and checked.
+            let recheck = |alt: &mut ApplyReport, time: &mut TimeSplit| {
+                let again = emit(&dry, alt)?;
+                (alt.source, alt.openmp) = (again.source, again.openmp);
+                check(alt, again.timed.as_ref(), time)
+            };
             // Lost with a recipe that starts an OpenMP team: once more with each
             // nest's fastest candidate that starts none.
             if let Some(mut alt) = report
@@ -514,9 +520,7 @@ impl Pipeline {
                 .filter(|c| c.reverted)
                 .and_then(|_| report.without_teams())
             {
-                let again = emit(&dry, &alt)?;
-                (alt.source, alt.openmp) = (again.source, again.openmp);
-                let second = check(&alt, again.timed.as_ref(), &mut time)?;
+                let second = recheck(&mut alt, &mut time)?;
                 alt.check_with_teams = report.check.take();
                 alt.check = Some(second);
                 report = alt;
@@ -530,9 +534,7 @@ impl Pipeline {
                 .is_some_and(|c| !c.reverted && !c.same_output)
             {
                 if let Some(mut alt) = report.exact_only() {
-                    let again = emit(&dry, &alt)?;
-                    (alt.source, alt.openmp) = (again.source, again.openmp);
-                    let second = check(&alt, again.timed.as_ref(), &mut time)?;
+                    let second = recheck(&mut alt, &mut time)?;
                     alt.check_inexact = report.check.take();
                     alt.check = Some(second);
                     report = alt;
