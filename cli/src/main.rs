@@ -201,6 +201,12 @@ struct ApplyArgs {
     /// The whole-program check always runs.
     #[arg(long, value_name = "SECS", value_parser = crate::cmd::budget_seconds)]
     budget_s: Option<f64>,
+    /// Accept results that differ where floating-point sums are added in another order
+    /// (vectorized or parallel reductions, register tiles), as -ffast-math would: a tuned
+    /// program that prints other results is kept. Without it, such recipes are given up
+    /// where the program's output shows the difference.
+    #[arg(long)]
+    reassociate: bool,
 }
 
 #[derive(clap::Args)]
@@ -460,6 +466,7 @@ pub(crate) struct PipelineOptions<'a> {
     pub(crate) timeout: f64,
     pub(crate) check_runs: usize,
     pub(crate) budget_s: Option<f64>,
+    pub(crate) reassociate: bool,
 }
 
 impl PipelineOptions<'_> {
@@ -482,6 +489,7 @@ impl PipelineOptions<'_> {
             p = p.model(m);
         }
         p.timeout = Duration::from_secs_f64(self.timeout);
+        p.reassociate = self.reassociate;
         p.check_runs(self.check_runs).budget(
             self.budget_s
                 .map(|s| Duration::try_from_secs_f64(s.max(0.0)).unwrap_or(Duration::MAX)),
@@ -511,6 +519,7 @@ fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
         timeout: a.timeout,
         check_runs: a.check_runs,
         budget_s: a.budget_s,
+        reassociate: a.reassociate,
     }
     .pipeline();
     // On a terminal, what is being done now: a program may run for minutes.

@@ -774,3 +774,41 @@ fn neighbours_read_through_index_arrays_leave_the_sweeps_nests() {
         "{out:#?}"
     );
 }
+
+#[test]
+fn with_reassociate_a_faster_sum_in_another_order_is_kept_and_said_so() {
+    // The same float sum as above, with the user's consent: the vectorized loop (7x
+    // faster in the check) is kept, and the report says it prints other results.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let name = "float_sum.c";
+    std::fs::copy(
+        workspace().join("tests/fixtures/user-style").join(name),
+        d.join(name),
+    )
+    .unwrap();
+    let out = tune(
+        &strings(&[
+            "apply",
+            name,
+            "--reassociate",
+            "--repetitions",
+            "5",
+            "--report",
+            "r.json",
+        ]),
+        d,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr_text());
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let check = &r["check"];
+    assert!(r["check_inexact"].is_null(), "{r}");
+    assert_ne!(check["other_results"], true, "{check}");
+    // Kept: its file differs from the user's, and so does what it writes.
+    if check["reverted"] == false {
+        assert_eq!(check["same_output"], false, "{check}");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(text.contains("accepted with --reassociate"), "{text}");
+    }
+}

@@ -138,6 +138,10 @@ pub struct Pipeline {
     /// divided by the nests left; candidates beyond it are cut (and said so), nests
     /// reached after it are left out. The whole-program check always runs.
     pub budget: Option<Duration>,
+    /// The user accepts results that differ in the last digits of sums added in another
+    /// order (`--reassociate`, as `-ffast-math` would): a tuned program that prints
+    /// other results is kept, and said so, instead of falling back to bit-exact recipes.
+    pub reassociate: bool,
 }
 
 impl std::fmt::Debug for Pipeline {
@@ -168,6 +172,7 @@ impl Pipeline {
             events: None,
             check_runs: 5,
             budget: None,
+            reassociate: false,
         }
     }
 
@@ -528,10 +533,11 @@ impl Pipeline {
             // Faster, but printing other results than the user's program: once more
             // with each nest's fastest candidate that computes in the user's order,
             // else the user's file.
-            if report
-                .check
-                .as_ref()
-                .is_some_and(|c| !c.reverted && !c.same_output)
+            if !self.reassociate
+                && report
+                    .check
+                    .as_ref()
+                    .is_some_and(|c| !c.reverted && !c.same_output)
             {
                 if let Some(mut alt) = report.exact_only() {
                     let second = recheck(&mut alt, &mut time)?;

@@ -85,6 +85,7 @@ pub fn cmd_batch(a: BatchArgs) -> Result<i32, Error> {
         timeout: a.timeout,
         check_runs: a.check_runs,
         budget_s: None,
+        reassociate: false,
     }
     .pipeline();
     let summary = if a.merge {

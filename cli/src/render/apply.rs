@@ -170,6 +170,13 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
             String::new()
         };
         let _ = writeln!(out, "{}", check_line("whole program", c, &verdict));
+        if !c.reverted && !c.same_output {
+            let _ = writeln!(
+                out,
+                "    it prints other results than the original (floating-point sums in \
+                 another order, accepted with --reassociate)"
+            );
+        }
 
         if explain {
             let _ = writeln!(out, "    whole-program check {:.1} s", c.seconds);
@@ -208,5 +215,9 @@ mod tests {
         assert!(super::render_with(&report(false, true), false).contains(other));
         assert!(!super::render_with(&report(true, true), false).contains(other));
         assert!(!super::render_with(&report(true, false), false).contains(other));
+        // Kept with other results: only with --reassociate, and said so.
+        let accepted = "accepted with --reassociate";
+        assert!(super::render_with(&report(false, false), false).contains(accepted));
+        assert!(!super::render_with(&report(true, false), false).contains(accepted));
     }
 }
