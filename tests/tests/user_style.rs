@@ -717,21 +717,9 @@ fn a_tuned_program_prints_the_results_the_original_prints_though_a_sum_of_floats
     // the check reads the file each run writes (the time printed differs between the
     // original's own runs, the sum does not), and keeps what computes in the user's
     // order, or the user's file.
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
     let name = "float_sum.c";
-    std::fs::copy(
-        workspace().join("tests/fixtures/user-style").join(name),
-        d.join(name),
-    )
-    .unwrap();
-    let out = tune(
-        &strings(&["apply", name, "--repetitions", "5", "--report", "r.json"]),
-        d,
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr_text());
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let (dir, _, r) = apply_fixture(name, &[]);
+    let d = dir.path();
     let results = |o: &tune_e2e::Output| -> String {
         assert_eq!(o.code, 0);
         std::fs::read_to_string(d.join("float_sum.out")).unwrap()
@@ -779,29 +767,7 @@ fn neighbours_read_through_index_arrays_leave_the_sweeps_nests() {
 fn with_reassociate_a_faster_sum_in_another_order_is_kept_and_said_so() {
     // The same float sum as above, with the user's consent: the vectorized loop (7x
     // faster in the check) is kept, and the report says it prints other results.
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let name = "float_sum.c";
-    std::fs::copy(
-        workspace().join("tests/fixtures/user-style").join(name),
-        d.join(name),
-    )
-    .unwrap();
-    let out = tune(
-        &strings(&[
-            "apply",
-            name,
-            "--reassociate",
-            "--repetitions",
-            "5",
-            "--report",
-            "r.json",
-        ]),
-        d,
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr_text());
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    let (_dir, out, r) = apply_fixture("float_sum.c", &["--reassociate"]);
     let check = &r["check"];
     assert!(r["check_inexact"].is_null(), "{r}");
     assert_ne!(check["other_results"], true, "{check}");
@@ -811,4 +777,27 @@ fn with_reassociate_a_faster_sum_in_another_order_is_kept_and_said_so() {
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(text.contains("accepted with --reassociate"), "{text}");
     }
+}
+
+/// `tune apply` on a copy of fixture `name` in a folder of its own, with `options`, five
+/// repetitions and a report: the folder, what tune printed (exit 0 asserted) and the
+/// report.
+fn apply_fixture(
+    name: &str,
+    options: &[&str],
+) -> (tempfile::TempDir, tune_e2e::Output, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(
+        workspace().join("tests/fixtures/user-style").join(name),
+        d.join(name),
+    )
+    .unwrap();
+    let mut args = strings(&["apply", name]);
+    args.extend(strings(options));
+    args.extend(strings(&["--repetitions", "5", "--report", "r.json"]));
+    let out = tune(&args, d);
+    assert_eq!(out.code, 0, "{}", out.stderr_text());
+    let r = serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    (dir, out, r)
 }
