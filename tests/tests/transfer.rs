@@ -168,13 +168,13 @@ fn build_train_embed_apply() {
         assert!(!c["why"].as_str().unwrap().is_empty(), "{c}");
     }
     // With a recipe kept, the whole program was timed against the original (at most 5
-    // runs each, in rotation, fewer where an early look decided); a slower tuned program
-    // would have been given up.
+    // runs each, in rotation, fewer where an early look decided: one round where the gain
+    // is of 1.8x or more); a slower tuned program would have been given up.
     let kept = n["chosen"]["steps"]
         .as_array()
         .is_some_and(|s| !s.is_empty());
     if let Some(c) = r["check"].as_object() {
-        assert!((2..=5).contains(&c["runs"].as_u64().unwrap()), "{c:?}");
+        assert!((1..=5).contains(&c["runs"].as_u64().unwrap()), "{c:?}");
         assert!(c["original_ms"].as_f64().unwrap() > 0.0, "{c:?}");
         assert!(c["tuned_ms"].as_f64().unwrap() > 0.0, "{c:?}");
         assert_eq!(c["reverted"].as_bool().unwrap(), !kept, "{c:?}");

@@ -290,8 +290,9 @@ pub struct ProgramCheck {
     pub speedup: f64,
     /// Two-sided Mann-Whitney U p-value of the two samples.
     pub p_value: f64,
-    /// The rounds after which a quick look (Welch's t on log times, one-sided
-    /// p < 0.02 after 2 rounds, 0.005 after 3) decided; None where Mann-Whitney's `p_value` did.
+    /// The rounds after which a quick look (a gain of `check::ONE_ROUND_GAIN` after 1
+    /// round; Welch's t on log times, one-sided p < 0.02 after 2 rounds, 0.005 after 3)
+    /// decided; None where Mann-Whitney's `p_value` did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quick_look: Option<usize>,
     /// The rounds after which the check stopped because the tuned program was no

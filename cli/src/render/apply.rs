@@ -116,6 +116,10 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
     }
     let check_line = |what: &str, c: &tuner::report::ProgramCheck, verdict: &str| {
         let test = match (c.quick_look, c.no_faster) {
+            (Some(1), _) => format!(
+                "one round, {}x or more with the whole run faster and the same outputs",
+                tuner::check::ONE_ROUND_GAIN
+            ),
             (Some(n), _) => format!(
                 "Welch's t on log times after {n} rounds: p < {}",
                 tuner::check::quick_look_level(n).unwrap_or(0.005)

@@ -503,15 +503,26 @@ pub fn run_suite(
     run_suite_until(cfg, suite, benches, events, &|_| false)
 }
 
+/// What the recorded rounds so far hold, one list per benchmark (in the suite's order):
+/// what [`run_suite_until`]'s `settled` reads.
+pub struct Rounds<'a> {
+    /// The timed samples (seconds), warmup left out.
+    pub samples: &'a [Vec<f64>],
+    /// The whole runs' wall times (seconds), one per sample.
+    pub walls: &'a [Vec<f64>],
+    /// The outputs kept so far (see [`Sampled::outputs`]), warmup included.
+    pub outputs: &'a [Vec<Vec<u8>>],
+}
+
 /// [`run_suite`], ending after the first recorded round at which `settled` says the
-/// samples so far (one list per benchmark, in order) decide what they are taken for;
-/// the report's `runs` is the rounds recorded.
+/// rounds so far ([`Rounds`]) decide what they are taken for; the report's `runs` is
+/// the rounds recorded.
 pub fn run_suite_until(
     cfg: &BenchConfig,
     suite: &str,
     benches: &[Benchmark],
     events: &crate::Events,
-    settled: &dyn Fn(&[Vec<f64>]) -> bool,
+    settled: &dyn Fn(&Rounds) -> bool,
 ) -> Result<BenchReport> {
     use rayon::prelude::*;
     if benches.is_empty() {
@@ -545,7 +556,12 @@ pub fn run_suite_until(
             all: rounds,
             benchmarks: benches.len(),
         });
-        if round >= cfg.warmup && settled(&samples) {
+        let so_far = Rounds {
+            samples: &samples,
+            walls: &walls,
+            outputs: &outputs,
+        };
+        if round >= cfg.warmup && settled(&so_far) {
             break;
         }
     }

@@ -17,6 +17,10 @@
 //!
 //! The fastest verified one that beats the whole nest as written beyond the noise
 //! replaces its nests' recipes in the tuned file.
+//!
+//! A whole nest whose one candidate would be its nests' kept recipes composed, and that
+//! holds most of the program's loop time, is not measured: the whole-program check
+//! times that very code against the original ([`checked_by_the_program`]).
 
 use super::*;
 use ir::codegen::Nest;
@@ -65,6 +69,15 @@ impl Pipeline {
                 ));
                 continue;
             };
+            if let Some(share) = checked_by_the_program(ctx.dry, whole, &tries) {
+                left_out.push(leave(format!(
+                    "not measured: its one candidate is its nests' kept recipes together, \
+                     what the tuned file runs, and it is {:.0}% of the program's loop time, \
+                     so the whole-program check measures it",
+                    100.0 * share
+                )));
+                continue;
+            }
             let bench = NestBench::new(ctx.dry, whole, cflags, &measuring);
             // The stage only adds to what the nests gave: a whole nest it cannot
             // measure (its cutout does not reproduce the program) is left as it is.
@@ -90,7 +103,7 @@ impl Pipeline {
         time: &mut TimeSplit,
     ) -> Result<NestReport> {
         let clock = Clock::start();
-        let base = self.baseline(ctx, bench)?;
+        let mut base = self.baseline(ctx, bench)?;
         let picks: Vec<Option<Recipe>> = tries.iter().map(|t| Some(t.recipe.clone())).collect();
         let mut candidates: Vec<Candidate> = tries
             .into_iter()
@@ -113,6 +126,7 @@ impl Pipeline {
             &mut candidates,
             None,
         )?;
+        self.complete_baseline(bench, &mut base, &mut candidates)?;
         let env =
             profiling::cutout::env_of(&ctx.dry.cache.data(), bench.nest, bench.cutout.version);
         let counts = ir::counts::nest_counts(
@@ -165,6 +179,43 @@ fn give_up_slower_parts(dry: &DryRun, whole: &Nest, r: &NestReport, nests: &mut 
             }
         }
     }
+}
+
+/// A whole nest holding at least this share of the program's loop time is the
+/// program as the whole-program check times it.
+const MOST_OF_THE_PROGRAM: f64 = 0.8;
+
+/// Where the stage would only measure `whole` with its nests' kept recipes composed
+/// (no other candidate) and the whole nest is most of the program's loop time
+/// ([`MOST_OF_THE_PROGRAM`]), its share: the whole-program check then measures the
+/// same code against the same original, and gives the user's file back where it is
+/// not faster, as the stage would give up those recipes. A stage run here measured a
+/// nest of seconds three times twice before the check ran it again.
+fn checked_by_the_program(dry: &DryRun, whole: &Nest, tries: &[Try]) -> Option<f64> {
+    let [only] = tries else {
+        return None;
+    };
+    if only.source != STAGE || only.what != KEPT_PARTS {
+        return None;
+    }
+    let s = &dry.summary;
+    let time = |name: &str| s.wholes.iter().chain(&s.nests).find(|x| x.name == name);
+    let this = time(&whole.name)?.total_s;
+    let loops: f64 = dry
+        .wholes
+        .iter()
+        .map(|w| &w.name)
+        .chain(
+            dry.nests
+                .iter()
+                .filter(|n| !dry.wholes.iter().any(|w| n.is_inside(w)))
+                .map(|n| &n.name),
+        )
+        .filter_map(|name| time(name))
+        .map(|x| x.total_s)
+        .sum();
+    let share = this / loops.max(1e-300);
+    (share >= MOST_OF_THE_PROGRAM).then_some(share)
 }
 
 /// Iterations the flop count of a whole nest may walk (its roofline row is left out
