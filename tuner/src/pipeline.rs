@@ -1200,11 +1200,11 @@ fn judge(candidates: &mut [Candidate], base: &Timing, calls: u64) -> Option<usiz
         let ms = profiling::report::ms;
         format!("{}..{} ms", ms(s.median_ci.0), ms(s.median_ci.1))
     };
-    // A baseline of one long run, settled by a gap of several times
-    // (`Pipeline::complete_baseline`).
+    // A baseline of one long run, settled by a candidate whose every run is
+    // `ONE_RUN_GAIN` times below it (`Pipeline::complete_baseline`).
     let base_interval = if base.stats.n == 1 {
         format!(
-            "one run, {} ms, settled by a gap of {}x or more",
+            "one run, {} ms: a candidate {}x below it settles it",
             profiling::report::ms(base.stats.median),
             ONE_RUN_GAIN
         )
