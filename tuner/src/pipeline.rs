@@ -728,16 +728,16 @@ impl Pipeline {
                 )))
             }
         };
-        // A nest of seconds per run (in the dry run) gets one run first: a candidate
-        // several times faster settles it (`complete_baseline`).
-        let dry_s = ctx
+        // What the dry run saw of the nest: a nest of seconds per run gets one run
+        // first, which a candidate several times faster settles (`complete_baseline`).
+        let seen = ctx
             .dry
             .summary
             .nests
             .iter()
             .chain(&ctx.dry.summary.wholes)
-            .find(|s| s.name == nest.name)
-            .map_or(0.0, |s| s.min_s);
+            .find(|s| s.name == nest.name);
+        let dry_s = seen.map_or(0.0, |s| s.min_s);
         let measure = crate::tune_loop::baseline_measure(&self.measure);
         let one_run = dry_s >= ONE_RUN_BASELINE_S;
         let run = runner.run(
@@ -773,14 +773,7 @@ impl Pipeline {
         }
         // How often the program runs the nest, and the baseline's cold run where it
         // can matter.
-        let calls = ctx
-            .dry
-            .summary
-            .nests
-            .iter()
-            .chain(&ctx.dry.summary.wholes)
-            .find(|s| s.name == nest.name)
-            .map_or(1, |s| s.invocations.max(1));
+        let calls = seen.map_or(1, |s| s.invocations.max(1));
         let cold_matters = calls as f64 * run.stats.median < COLD_MATTERS_S;
         let first = if cold_matters {
             Some(self.cold(&runner, &exe, run.first_s)?)
