@@ -1273,17 +1273,12 @@ fn emit(dry: &DryRun, report: &ApplyReport) -> Result<crate::emit::Emitted> {
 }
 
 /// The share of the program's loop time (`total_s`, seconds per run) that the kept
-/// recipes save on their cutouts: each kept whole nest's and each kept nest's (outside a
-/// kept whole nest) median gain times its invocations; 1 where the loop time is unknown.
+/// recipes save on their cutouts ([`ApplyReport::promised_saving_s`]); 1 where the loop
+/// time is unknown.
 fn promised_share(dry: &DryRun, report: &ApplyReport, total_s: f64) -> f64 {
     if total_s <= 0.0 {
         return 1.0;
     }
-    let saved = |r: &NestReport| {
-        r.tuned.map_or(0.0, |t| {
-            (r.baseline.median - t.median).max(0.0) * r.invocations.max(1) as f64
-        })
-    };
     let kept_wholes: Vec<&ir::codegen::Nest> = dry
         .wholes
         .iter()
@@ -1300,19 +1295,7 @@ fn promised_share(dry: &DryRun, report: &ApplyReport, total_s: f64) -> f64 {
             .find(|n| n.name == name)
             .is_some_and(|n| kept_wholes.iter().any(|w| n.is_inside(w)))
     };
-    let wholes: f64 = report
-        .wholes
-        .iter()
-        .filter(|r| !r.chosen.steps.is_empty())
-        .map(saved)
-        .sum();
-    let nests: f64 = report
-        .nests
-        .iter()
-        .filter(|r| !r.chosen.steps.is_empty() && !in_kept_whole(&r.nest))
-        .map(saved)
-        .sum();
-    (wholes + nests) / total_s
+    report.promised_saving_s(&in_kept_whole) / total_s
 }
 
 /// The recipe of every nest and whole nest in `report`, as (region, root loop, recipe),
