@@ -379,10 +379,8 @@ impl Pipeline {
         let cflags = p.cc()?.cflags;
         let mut nests = Vec::new();
         let mut left_out = crate::report::left_out(&dry.parsed.program);
-        // Shares from the fastest run times the runs: a first run's start-up (the
-        // first parallel region of a process) does not count.
-        let steady = |s: &NestSummary| s.min_s * s.invocations as f64;
-        let total_s: f64 = dry.summary.nests.iter().map(steady).sum();
+        let steady = steady_s;
+        let total_s = loop_time_s(&dry);
         for (k, nest) in dry.nests.iter().enumerate() {
             let run = dry.summary.nests.iter().find(|s| s.name == nest.name);
             let line = run.map_or(0, |s| s.line);
@@ -490,7 +488,9 @@ impl Pipeline {
         // Recipes whose cutouts promise the program almost nothing are not worth a
         // changed file, nor the check that could not tell their gain from noise.
         let promised = promised_share(&dry, &report, total_s);
-        if any_chosen && self.check_runs > 0 && promised < crate::check::MIN_PROMISED_GAIN {
+        let unpromising =
+            any_chosen && self.check_runs > 0 && promised < crate::check::MIN_PROMISED_GAIN;
+        if unpromising {
             report.revert(
                 original.clone(),
                 &format!(
@@ -502,8 +502,7 @@ impl Pipeline {
                 ),
             );
         }
-        let any_chosen = any_chosen && promised >= crate::check::MIN_PROMISED_GAIN;
-        if any_chosen && self.check_runs > 0 {
+        if any_chosen && !unpromising && self.check_runs > 0 {
             let check =
                 |report: &ApplyReport, timed: Option<&(String, String)>, time: &mut TimeSplit| {
                     self.say(&p.name, "whole-program check");
@@ -739,17 +738,15 @@ impl Pipeline {
             .find(|s| s.name == nest.name);
         let dry_s = seen.map_or(0.0, |s| s.min_s);
         let measure = crate::tune_loop::baseline_measure(&self.measure);
-        let one_run = dry_s >= ONE_RUN_BASELINE_S;
         let run = runner.run(
             &exe,
             "original",
-            &if one_run {
+            &if dry_s >= ONE_RUN_BASELINE_S {
                 measure.long_reps(1)
             } else {
                 measure
             },
         )?;
-        let one_run = one_run && run.stats.n == 1;
         // Pointers read as arrays are saved apart: where they overlap in the program,
         // the cutout, on separate copies, computes something else.
         let pointer = |a: &String| program.array(a).is_some_and(|x| x.pointer());
@@ -783,7 +780,6 @@ impl Pipeline {
         Ok(Baseline {
             run,
             exe,
-            one_run,
             first,
             calls,
             building_s: builder.seconds(),
@@ -923,6 +919,18 @@ impl Pipeline {
     }
 }
 
+/// A nest's time in one program run, from the dry run: its fastest run times its runs,
+/// so that a first run's start-up (the first parallel region of a process) does not
+/// count.
+pub(crate) fn steady_s(s: &NestSummary) -> f64 {
+    s.min_s * s.invocations as f64
+}
+
+/// The program's loop time per run: its nests' [`steady_s`] summed.
+pub(crate) fn loop_time_s(dry: &DryRun) -> f64 {
+    dry.summary.nests.iter().map(steady_s).sum()
+}
+
 /// A nest whose dry run took this long (seconds, its fastest invocation) gets a baseline
 /// of one run at first ([`Pipeline::complete_baseline`]).
 pub const ONE_RUN_BASELINE_S: f64 = 1.0;
@@ -955,10 +963,8 @@ impl Pipeline {
         base: &mut Baseline,
         candidates: &mut [Candidate],
     ) -> Result<()> {
-        if !base.one_run {
-            return Ok(());
-        }
-        if one_run_settled(base.run.stats.median, candidates) {
+        // Only the first look at a nest of seconds ([`ONE_RUN_BASELINE_S`]) has one run.
+        if base.run.stats.n != 1 || one_run_settled(base.run.stats.median, candidates) {
             return Ok(());
         }
         let runner = Timed::new(bench.runner());
@@ -977,7 +983,6 @@ impl Pipeline {
         base.run.stats = Stats::from_samples(&samples);
         base.run.samples = samples;
         base.run.wall_s += more.wall_s;
-        base.one_run = false;
         for c in candidates.iter_mut() {
             if let Some(s) = c.stats {
                 c.speedup = base.run.stats.median / s.median.max(1e-12);
@@ -1083,11 +1088,9 @@ fn nest_report(
 /// the program runs it, and the seconds spent building and running it.
 struct Baseline {
     run: profiling::cutout::CutoutRun,
-    /// The untransformed cutout, for the runs that complete a first look.
+    /// The untransformed cutout, for the runs that complete a baseline of one long run
+    /// ([`Pipeline::complete_baseline`]).
     exe: std::path::PathBuf,
-    /// One long run so far ([`ONE_RUN_BASELINE_S`]): completed by
-    /// [`Pipeline::complete_baseline`] unless the candidates settle it.
-    one_run: bool,
     first: Option<f64>,
     calls: u64,
     building_s: f64,

@@ -74,7 +74,7 @@ impl Pipeline {
                     "not measured: its one candidate is its nests' kept recipes together, \
                      what the tuned file runs, and it is {:.0}% of the program's loop time, \
                      so the whole-program check measures it",
-                    100.0 * share
+                    100.0 * share.min(1.0)
                 )));
                 continue;
             }
@@ -181,8 +181,9 @@ fn give_up_slower_parts(dry: &DryRun, whole: &Nest, r: &NestReport, nests: &mut 
     }
 }
 
-/// A whole nest holding at least this share of the program's loop time is the
-/// program as the whole-program check times it.
+/// A whole nest holding at least this share of the program's loop time
+/// ([`super::loop_time_s`]; its own time counts the glue between its nests, so it may
+/// read above 1) is the program as the whole-program check times it.
 const MOST_OF_THE_PROGRAM: f64 = 0.8;
 
 /// Where the stage would only measure `whole` with its nests' kept recipes composed
@@ -198,23 +199,8 @@ fn checked_by_the_program(dry: &DryRun, whole: &Nest, tries: &[Try]) -> Option<f
     if only.source != STAGE || only.what != KEPT_PARTS {
         return None;
     }
-    let s = &dry.summary;
-    let time = |name: &str| s.wholes.iter().chain(&s.nests).find(|x| x.name == name);
-    let this = time(&whole.name)?.total_s;
-    let loops: f64 = dry
-        .wholes
-        .iter()
-        .map(|w| &w.name)
-        .chain(
-            dry.nests
-                .iter()
-                .filter(|n| !dry.wholes.iter().any(|w| n.is_inside(w)))
-                .map(|n| &n.name),
-        )
-        .filter_map(|name| time(name))
-        .map(|x| x.total_s)
-        .sum();
-    let share = this / loops.max(1e-300);
+    let this = dry.summary.wholes.iter().find(|x| x.name == whole.name)?;
+    let share = super::steady_s(this) / super::loop_time_s(dry).max(1e-300);
     (share >= MOST_OF_THE_PROGRAM).then_some(share)
 }
 
