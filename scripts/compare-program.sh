@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Times a whole program three ways in one rotation: the user's file built with gcc, the
-# same file built with clang-19 and Polly, and tune's output built with gcc; the same
-# flags for all three, whole-program wall time, every run's output compared with the
-# original's.
+# Times a whole program four ways in one rotation: the user's file built with gcc, the
+# same file built with clang-19 and Polly (alone, and with -polly-parallel), and tune's
+# output built with gcc; the same flags for all, whole-program wall time, every run's
+# output compared with the original's: tune's must be equal; Polly's may differ in the
+# last digits (clang contracts floating-point expressions otherwise than gcc), which
+# is said below its times.
 #
 #   scripts/compare-program.sh [-n RUNS] ORIGINAL.c TUNED.c [cc flags...] [-- program arguments...]
 #
 # Other source files of the program go with the flags (`other.c -lm`).
 # Prints each binary's median, its spread (half the min..max range over the median)
 # and its speedup over gcc. Needs clang-19 with Polly (libpolly-19-dev) for the Polly
-# column; without it the column reads "-".
+# rows; without it they are left out.
 set -euo pipefail
 
 runs=5
@@ -39,9 +41,14 @@ trap 'rm -rf "$dir"' EXIT
 gcc $cflags "${flags[@]}" -fopenmp "$orig" -o "$dir/gcc" -lm
 gcc $cflags "${flags[@]}" -fopenmp -I"$(dirname "$orig")" "$tuned" -o "$dir/tuned" -lm
 names=(gcc tuned)
+# Polly twice: as it schedules alone, and with its own OpenMP code (-polly-parallel).
 if command -v clang-19 >/dev/null &&
   clang-19 $cflags -mllvm -polly "${flags[@]}" -fopenmp "$orig" -o "$dir/polly" -lm 2>/dev/null; then
   names=(gcc polly tuned)
+  if clang-19 $cflags -mllvm -polly -mllvm -polly-parallel "${flags[@]}" -fopenmp "$orig" \
+    -o "$dir/polly-par" -lm 2>/dev/null; then
+    names=(gcc polly polly-par tuned)
+  fi
 fi
 
 "$dir/gcc" "${args[@]}" >"$dir/want.out" 2>/dev/null
@@ -53,8 +60,13 @@ for _ in $(seq "$runs"); do
     end=$(date +%s.%N)
     awk -v a="$start" -v b="$end" 'BEGIN {printf "%.6f\n", b - a}' >>"$dir/$name.times"
     if ! cmp -s "$dir/want.out" "$dir/got.out"; then
-      echo "$name: output differs from the original's" >&2
-      exit 1
+      # tune's output must be the original's; clang contracts floating-point
+      # expressions otherwise than gcc, so Polly's may print other last digits.
+      if [[ "$name" != polly* ]]; then
+        echo "$name: output differs from the original's" >&2
+        exit 1
+      fi
+      touch "$dir/$name.differs"
     fi
   done
 done
@@ -68,4 +80,7 @@ for name in "${names[@]}"; do
   awk -v n="$name" -v m="$m" -v b="$base" -v s="$(spread "$dir/$name.times" "$m")" \
     'BEGIN {printf "%-8s %12.1f %7s%% %7.2fx\n", n, m * 1000, s, b / m}'
 done
-echo "outputs: all equal to the original's ($runs runs each, in rotation)"
+for name in "${names[@]}"; do
+  [[ -e "$dir/$name.differs" ]] && echo "$name: output differs from the original's (timed all the same)"
+done
+echo "outputs of gcc and tuned: equal to the original's ($runs runs each, in rotation)"

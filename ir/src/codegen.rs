@@ -706,6 +706,36 @@ fn pad(out: &mut String, depth: usize) {
     }
 }
 
+/// The pointers that glue in `body` points at new memory (`a = malloc(...)`, assigned
+/// in a statement that calls a function) or hands to `free` or `realloc`. A pointer
+/// assigned another pointer (`t = in; in = out; out = t;`) still points at data.
+fn pointers_moved(body: &[Node]) -> BTreeSet<String> {
+    const NOT_CALLS: [&str; 7] = ["sizeof", "if", "while", "for", "switch", "return", "do"];
+    let mut out = BTreeSet::new();
+    walk_nodes(body, &mut |n, _| {
+        let Node::Opaque(o) = n else { return };
+        let text = &o.text;
+        let mut calls = false;
+        for piece in crate::source::code(text) {
+            if let crate::source::Code::Ident(r) = piece {
+                let name = &text[r.clone()];
+                if text[r.end..].trim_start().starts_with('(') && !NOT_CALLS.contains(&name) {
+                    calls = true;
+                }
+                let before = text[..r.start].trim_end();
+                let callee = before.strip_suffix('(').map(str::trim_end);
+                if callee.is_some_and(|c| c.ends_with("free") || c.ends_with("realloc")) {
+                    out.insert(name.to_string());
+                }
+            }
+        }
+        if calls {
+            out.extend(crate::source::assigned_names(text).0);
+        }
+    });
+    out
+}
+
 fn region_glue(
     program: &Program,
     region: &Region,
@@ -730,6 +760,7 @@ fn region_glue(
             .iter()
             .any(|d| u.bound.iter().any(|name| d.mentions(name)))
     };
+    let moved = pointers_moved(&region.body);
     let ext_arrays: Vec<&String> = u
         .arrays
         .iter()
@@ -737,6 +768,11 @@ fn region_glue(
         // nothing to save at its entry.
         .filter(|a| !u.bound.contains(program.c_name(a)))
         .filter(|a| program.array(a).is_some_and(|x| !x.local && shaped_here(x)))
+        // Nor one its glue points elsewhere or frees (`A = calloc(...)`, `free(A)` in
+        // main): at the region's entry or exit it points to no data; its nests save it.
+        .filter(|a| {
+            !program.array(a).is_some_and(Array::pointer) || !moved.contains(program.c_name(a))
+        })
         .collect();
     // A name this region declares is its own, whatever another function's scalar of
     // that name is.

@@ -43,6 +43,9 @@ pub enum DepKind {
 pub enum RedOp {
     Sum,
     Product,
+    /// `x = fmax(x, e)`, `x = x > e ? x : e` and their mirror images.
+    Max,
+    Min,
 }
 
 /// One memory access of the region.
@@ -172,10 +175,10 @@ impl<'p> Collector<'p> {
         self.order += 1;
     }
 
-    /// Records the reads in `e`, skipping the node at address `skip` (a reduction's
-    /// self-read, recorded separately).
-    fn reads(&mut self, stmt: usize, e: &Expr, skip: Option<*const Expr>) {
-        if skip == Some(e as *const Expr) {
+    /// Records the reads in `e`, skipping the nodes at the addresses `skip` (a
+    /// reduction's self-reads, recorded separately).
+    fn reads(&mut self, stmt: usize, e: &Expr, skip: &[*const Expr]) {
+        if skip.contains(&(e as *const Expr)) {
             return;
         }
         match e {
@@ -222,16 +225,16 @@ impl<'p> Collector<'p> {
                     let (name, idx) = Self::target_parts(&a.target);
                     let red = reduction_of(a.op, &a.target, &a.value);
                     for i in idx {
-                        self.reads(a.id, i, None);
+                        self.reads(a.id, i, &[]);
                     }
                     match red {
-                        Some((op, self_read)) => {
-                            self.reads(a.id, &a.value, self_read);
+                        Some((op, self_reads)) => {
+                            self.reads(a.id, &a.value, &self_reads);
                             self.push(a.id, name, idx, false, Some(op));
                             self.push(a.id, name, idx, true, Some(op));
                         }
                         None => {
-                            self.reads(a.id, &a.value, None);
+                            self.reads(a.id, &a.value, &[]);
                             if a.op != AssignOp::Set {
                                 self.push(a.id, name, idx, false, None);
                             }
@@ -246,7 +249,7 @@ impl<'p> Collector<'p> {
                         .expect("scope")
                         .insert(d.name.clone(), enclosing);
                     if let Some(init) = &d.init {
-                        self.reads(usize::MAX, init, None);
+                        self.reads(usize::MAX, init, &[]);
                         self.push(usize::MAX, &d.name, &[], true, None);
                     }
                 }
@@ -259,7 +262,7 @@ impl<'p> Collector<'p> {
                 // is analysed across it.
                 Node::Opaque(_) => {}
                 Node::If(i) => {
-                    self.reads(usize::MAX, &i.cond, None);
+                    self.reads(usize::MAX, &i.cond, &[]);
                     let saved = self.conds.len();
                     let is_sym = |n: &str| self.is_symbol(n);
                     let mut then_c = Vec::new();
@@ -278,8 +281,8 @@ impl<'p> Collector<'p> {
                     self.conds.truncate(saved);
                 }
                 Node::Loop(l) => {
-                    self.reads(usize::MAX, &l.init, None);
-                    self.reads(usize::MAX, &l.bound, None);
+                    self.reads(usize::MAX, &l.init, &[]);
+                    self.reads(usize::MAX, &l.bound, &[]);
                     self.loops.push(l);
                     self.scopes.push(HashMap::new());
                     self.body(&l.body);
@@ -292,34 +295,77 @@ impl<'p> Collector<'p> {
 }
 
 /// Recognizes the reduction statement forms `x += e`, `x -= e`, `x *= e`, `x = x + e`,
-/// `x = e + x`, `x = x - e`, `x = x * e`, `x = e * x`. Returns the operator and, for the
-/// `x = x op e` forms, the self-read node inside `value`. Other reads of `x`'s array in
-/// `e` stay ordinary accesses, so the dependence test decides whether they conflict.
-fn reduction_of(op: AssignOp, target: &Expr, value: &Expr) -> Option<(RedOp, Option<*const Expr>)> {
+/// `x = e + x`, `x = x - e`, `x = x * e`, `x = e * x`, and the maxima and minima
+/// `x = fmax(x, e)` (`fmin`, `fmaxf`, `fminf`, either argument order) and
+/// `x = (x > e) ? x : e` (any comparison, either side, either branch order: `MAX(x, e)`
+/// of a macro). Returns the operator and the self-reads of `x` inside `value`. Other
+/// reads of `x`'s array in `e` stay ordinary accesses, so the dependence test decides
+/// whether they conflict.
+fn reduction_of(op: AssignOp, target: &Expr, value: &Expr) -> Option<(RedOp, Vec<*const Expr>)> {
     if !matches!(target, Expr::Var(_) | Expr::Access { .. }) {
         return None;
     }
     match op {
-        AssignOp::Add | AssignOp::Sub => Some((RedOp::Sum, None)),
-        AssignOp::Mul => Some((RedOp::Product, None)),
+        AssignOp::Add | AssignOp::Sub => Some((RedOp::Sum, Vec::new())),
+        AssignOp::Mul => Some((RedOp::Product, Vec::new())),
         AssignOp::Div => None,
-        AssignOp::Set => {
-            let Expr::Binary { op, lhs, rhs } = value else {
-                return None;
-            };
-            let red = match op {
-                BinOp::Add | BinOp::Sub => RedOp::Sum,
-                BinOp::Mul => RedOp::Product,
-                _ => return None,
-            };
-            if **lhs == *target {
-                Some((red, Some(&**lhs as *const Expr)))
-            } else if **rhs == *target && *op != BinOp::Sub {
-                Some((red, Some(&**rhs as *const Expr)))
-            } else {
-                None
+        AssignOp::Set => match value {
+            Expr::Binary { op, lhs, rhs } => {
+                let red = match op {
+                    BinOp::Add | BinOp::Sub => RedOp::Sum,
+                    BinOp::Mul => RedOp::Product,
+                    _ => return None,
+                };
+                if **lhs == *target {
+                    Some((red, vec![&**lhs as *const Expr]))
+                } else if **rhs == *target && *op != BinOp::Sub {
+                    Some((red, vec![&**rhs as *const Expr]))
+                } else {
+                    None
+                }
             }
-        }
+            Expr::Call { func, args } => {
+                let red = match func.as_str() {
+                    "fmax" | "fmaxf" => RedOp::Max,
+                    "fmin" | "fminf" => RedOp::Min,
+                    _ => return None,
+                };
+                let [a, b] = args.as_slice() else { return None };
+                match (*a == *target, *b == *target) {
+                    (true, false) => Some((red, vec![a as *const Expr])),
+                    (false, true) => Some((red, vec![b as *const Expr])),
+                    _ => None,
+                }
+            }
+            Expr::Ternary { cond, then, other } => {
+                let Expr::Binary { op, lhs, rhs } = &**cond else {
+                    return None;
+                };
+                let greater = match op {
+                    BinOp::Gt | BinOp::Ge => true,
+                    BinOp::Lt | BinOp::Le => false,
+                    _ => return None,
+                };
+                // `p > q ? p : q` is the larger, `p > q ? q : p` the smaller.
+                let larger = if (&**then, &**other) == (&**lhs, &**rhs) {
+                    greater
+                } else if (&**then, &**other) == (&**rhs, &**lhs) {
+                    !greater
+                } else {
+                    return None;
+                };
+                let red = if larger { RedOp::Max } else { RedOp::Min };
+                let (x_cond, x_branch) = if **lhs == *target && **rhs != *target {
+                    (&**lhs, if **then == *target { &**then } else { &**other })
+                } else if **rhs == *target && **lhs != *target {
+                    (&**rhs, if **then == *target { &**then } else { &**other })
+                } else {
+                    return None;
+                };
+                Some((red, vec![x_cond as *const Expr, x_branch as *const Expr]))
+            }
+            _ => None,
+        },
     }
 }
 

@@ -286,8 +286,8 @@ impl Schedule {
 /// (`section` holds the array's extents; empty for a scalar).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReductionItem {
-    /// `+` or `*`.
-    pub op: char,
+    /// `+`, `*`, `max` or `min`.
+    pub op: String,
     pub name: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub section: Vec<Expr>,
@@ -1094,12 +1094,12 @@ mod directive_tests {
             lastprivate: vec!["t".into(), "u".into()],
             reduction: vec![
                 ReductionItem {
-                    op: '+',
+                    op: "+".into(),
                     name: "s".into(),
                     section: Vec::new(),
                 },
                 ReductionItem {
-                    op: '+',
+                    op: "+".into(),
                     name: "y".into(),
                     section: vec![Expr::int(40)],
                 },
@@ -1119,7 +1119,7 @@ mod directive_tests {
             simdlen: None,
             lastprivate: vec![],
             reduction: vec![ReductionItem {
-                op: '+',
+                op: "+".into(),
                 name: "acc".into(),
                 section: Vec::new(),
             }],

@@ -188,3 +188,33 @@ fn a_row_read_before_it_is_written_or_written_in_part_is_not_private() {
     );
     assert_eq!(verdicts(&p)[0], "sequential");
 }
+
+#[test]
+fn maxima_and_minima_by_fmax_or_a_comparison_are_reductions() {
+    // A sweep's largest change, the smallest element: any order of the elements gives
+    // the same result, so both loops may run in any order.
+    for stmt in [
+        "s = fmax(s, A[i][j] - B[i][j]);",
+        "s = fmin(B[i][j], s);",
+        "s = s > A[i][j] ? s : A[i][j];",
+        "s = (A[i][j] < s) ? A[i][j] : s;",
+        "s = (A[i][j] >= s) ? s : A[i][j];",
+    ] {
+        let (p, _) = load(&format!(
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) {stmt}"
+        ));
+        assert_eq!(verdicts(&p), ["reduction", "reduction"], "{stmt}");
+    }
+    // Not a maximum: the value kept is not one of those compared, the accumulator is
+    // read again inside the other argument, or two operators meet.
+    for body in [
+        "s = s > A[i][j] ? A[i][j] + 1.0 : s;",
+        "s = fmax(s, s * A[i][j]);",
+        "{ s = fmax(s, A[i][j]); s = s + B[i][j]; }",
+    ] {
+        let (p, _) = load(&format!(
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) {body}"
+        ));
+        assert_eq!(verdicts(&p), ["sequential", "sequential"], "{body}");
+    }
+}

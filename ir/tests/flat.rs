@@ -328,3 +328,33 @@ fn indices_read_from_memory_sizes_set_once_and_a_misfit_statement_alone_as_glue(
         .collect();
     assert!(printed.contains("image[j][iN[i]]"), "{printed}");
 }
+
+#[test]
+fn a_pointer_the_region_allocates_or_frees_is_saved_by_its_nests_only() {
+    // Global pointers allocated and freed in main around the loops, and a loop counter
+    // of a type named by a header (`size_t`).
+    let p = parse(
+        "moved",
+        "#include <stdlib.h>\nint n;\ndouble *a;\n\
+         int main(int argc, char **argv)\n{\n  n = atoi(argv[1]);\n  a = malloc(sizeof(double) * n * n);\n\
+         \x20 for (size_t i = 0; i < n; i++)\n    for (size_t j = 0; j < n; j++)\n      a[i * n + j] = i + j;\n\
+         \x20 free(a);\n  return 0;\n}\n",
+    );
+    assert_eq!(dims(&p, "a"), ["n", "n"]);
+    let nests = ir::codegen::nests(&p.program);
+    assert_eq!(nests.len(), 1, "{:?}", glue(&p));
+    let l = ir::program::loops(&p.program.regions[0].body)[0].clone();
+    assert_eq!(l.var_dtype, ir::program::DType::U64);
+    let opts = ir::codegen::CodegenOptions {
+        openmp: false,
+        instrument: true,
+        whole_nests: false,
+    };
+    let (_, glue) = ir::codegen::region_code(&p.program, &nests, 0, opts);
+    // At main's entry `a` points nowhere yet, at its exit to freed memory.
+    let saves: Vec<&str> = glue.lines().filter(|l| l.contains("\"a\"")).collect();
+    assert!(
+        saves.len() == 2 && saves.iter().all(|l| l.contains("\"nest0\"")),
+        "{glue}"
+    );
+}

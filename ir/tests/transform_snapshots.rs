@@ -1003,3 +1003,40 @@ fn fold_scalar_refusals() {
     .unwrap_err();
     assert!(matches!(r, Refusal::NotApplicable { .. }), "{r}");
 }
+
+#[test]
+fn a_maximum_is_reduced_by_the_team_with_the_max_operator() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = load_text(
+        dir.path(),
+        "sweep.c",
+        "#include <math.h>\ndouble sweep(int n, double *a, double *b)\n{\n  double err = 0.0;\n  for (int i = 1; i < n - 1; i++)\n    for (int j = 1; j < n - 1; j++) {\n      b[i * n + j] = 0.25 * (a[i * n + j - 1] + a[i * n + j + 1] + a[(i - 1) * n + j] + a[(i + 1) * n + j]);\n      err = fmax(err, fabs(b[i * n + j] - a[i * n + j]));\n    }\n  return err;\n}\n",
+    );
+    let n = nests(&p).remove(0);
+    let t = apply(
+        &p,
+        n.region,
+        n.root,
+        &Recipe {
+            steps: vec![par(0, None)],
+        },
+    )
+    .unwrap();
+    assert!(ir::verify::verify(&t.program).is_empty());
+    let c = nest_function_with(&t.program, &n, &t.root, CodegenOptions::default());
+    assert!(
+        c.contains("#pragma omp parallel for schedule(static) reduction(max:err)"),
+        "{c}"
+    );
+    let v = apply(
+        &p,
+        n.region,
+        n.root,
+        &Recipe {
+            steps: vec![Step::Vectorize { at: 1, width: None }],
+        },
+    )
+    .unwrap();
+    let c = nest_function_with(&v.program, &n, &v.root, CodegenOptions::default());
+    assert!(c.contains("#pragma omp simd reduction(max:err)"), "{c}");
+}

@@ -428,6 +428,32 @@ fn a_main_over_malloced_pointers_has_its_loop_nests_tuned() {
 }
 
 #[test]
+fn a_solver_run_to_convergence_over_global_pointers_reduces_its_largest_change_by_max() {
+    // Global pointers allocated and freed in main around the loops (before: the dry run
+    // saved them at main's entry and exit, unallocated and freed, and failed), size_t
+    // counters (before: glue) and `change = fmax(change, ...)` (before: a sequential
+    // sweep) in a while loop that stops on a tolerance.
+    let (_, _, r) = tune_and_check("convergence.c", &["-lm"]);
+    let lines = nest_lines(&r);
+    for line in [24, 30] {
+        assert!(lines.contains(&line), "{line} not in {lines:?}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        workspace().join("tests/fixtures/user-style/convergence.c"),
+        dir.path().join("convergence.c"),
+    )
+    .unwrap();
+    let out = tune(&strings(&["run", "convergence.c", "-lm"]), dir.path());
+    assert_eq!(out.code, 0, "{}", out.stderr_text());
+    let text = out.stderr_text() + &String::from_utf8_lossy(&out.stdout);
+    for (var, line) in [("i", 24), ("j", 25)] {
+        let verdict = format!("for {var}    reduction  line {line}");
+        assert!(text.contains(&verdict), "{verdict}:\n{text}");
+    }
+}
+
+#[test]
 fn buffers_swapped_between_time_steps_are_read_as_they_stand_at_each_sweep() {
     // in/out are parameters swapped in the time loop: the sweep is a nest over both,
     // saved and measured on the buffers it has at that step.

@@ -11,6 +11,8 @@ pub(super) struct Lowerer<'a> {
     pub(super) used_pragmas: std::collections::BTreeSet<usize>,
     pub(super) pp: &'a Preprocessed,
     pub(super) external: HashMap<String, Sym>,
+    /// The file's type names (`size_t`, `real_t`), for the declarations in the region.
+    pub(super) typedefs: HashMap<String, Base>,
     pub(super) scopes: Vec<HashMap<String, Sym>>,
     pub(super) loop_vars: Vec<(String, DType)>,
     pub(super) done_loop_vars: Vec<String>,
@@ -115,7 +117,7 @@ impl<'a> Lowerer<'a> {
     ) -> Vec<(&'d CNode<lang_c::ast::InitDeclarator>, Option<String>, Sym)> {
         let syms = Symbols {
             vars: HashMap::new(),
-            typedefs: HashMap::new(),
+            typedefs: self.typedefs.clone(),
         };
         let base = base_type(&d.specifiers, &syms);
         d.declarators
@@ -486,7 +488,10 @@ impl<'a> Lowerer<'a> {
         self.next_loop += 1;
         let (var, var_dtype, declares_var, init) = match &f.initializer.node {
             ForInitializer::Declaration(d) => {
-                let syms = Symbols::default();
+                let syms = Symbols {
+                    vars: HashMap::new(),
+                    typedefs: self.typedefs.clone(),
+                };
                 let base = base_type(&d.node.specifiers, &syms);
                 let [init] = d.node.declarators.as_slice() else {
                     return self.unsupported(d.span, "for loop declaring several variables");

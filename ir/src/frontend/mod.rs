@@ -258,6 +258,7 @@ pub fn parse_preprocessed_with(pp: Preprocessed, opts: &FrontendOptions) -> Resu
     let mut lower = Lowerer {
         pp: &pp,
         external: HashMap::new(),
+        typedefs: HashMap::new(),
         scopes: Vec::new(),
         loop_vars: Vec::new(),
         done_loop_vars: Vec::new(),
@@ -312,6 +313,7 @@ pub fn parse_preprocessed_with(pp: Preprocessed, opts: &FrontendOptions) -> Resu
         for d in &r.decls {
             external.declare(d, &pp);
         }
+        lower.typedefs = external.typedefs;
         lower.external = external.vars;
         lower.scopes.clear();
         lower.loop_vars.clear();

@@ -133,9 +133,12 @@ pub(super) fn reduction_items(
         .into_iter()
         .map(|(name, op)| {
             let op = match op {
-                RedOp::Sum => '+',
-                RedOp::Product => '*',
-            };
+                RedOp::Sum => "+",
+                RedOp::Product => "*",
+                RedOp::Max => "max",
+                RedOp::Min => "min",
+            }
+            .to_string();
             let section = match cx.arrays.iter().find(|a| a.name == name) {
                 None => Vec::new(),
                 Some(_) if !outermost => {
