@@ -261,6 +261,17 @@ impl<'p> Collector<'p> {
                 // Its loops are sequential and never a nest (`analyze`): nothing here
                 // is analysed across it.
                 Node::Opaque(_) => {}
+                Node::If(i) if guarded_extreme(i).is_some() => {
+                    let (a, op, self_read) = guarded_extreme(i).expect("matched");
+                    let (name, idx) = Self::target_parts(&a.target);
+                    for ix in idx {
+                        self.reads(a.id, ix, &[]);
+                    }
+                    self.reads(a.id, &i.cond, &[self_read]);
+                    self.reads(a.id, &a.value, &[]);
+                    self.push(a.id, name, idx, false, Some(op));
+                    self.push(a.id, name, idx, true, Some(op));
+                }
                 Node::If(i) => {
                     self.reads(usize::MAX, &i.cond, &[]);
                     let saved = self.conds.len();
@@ -367,6 +378,44 @@ fn reduction_of(op: AssignOp, target: &Expr, value: &Expr) -> Option<(RedOp, Vec
             _ => None,
         },
     }
+}
+
+/// `if (e > x) x = e;` (a maximum; `x < e` the same, `e < x` or `x > e` a minimum, `>=`
+/// and `<=` alike) with no `else`: the assignment, its operator and the read of `x` in
+/// the condition. Reads of `x` in `e` stay ordinary accesses.
+fn guarded_extreme(
+    i: &crate::program::If,
+) -> Option<(&crate::program::Assign, RedOp, *const Expr)> {
+    if !i.else_body.is_empty() {
+        return None;
+    }
+    let [Node::Assign(a)] = i.then_body.as_slice() else {
+        return None;
+    };
+    if a.op != AssignOp::Set || !matches!(a.target, Expr::Var(_) | Expr::Access { .. }) {
+        return None;
+    }
+    let Expr::Binary { op, lhs, rhs } = &i.cond else {
+        return None;
+    };
+    let greater = match op {
+        BinOp::Gt | BinOp::Ge => true,
+        BinOp::Lt | BinOp::Le => false,
+        _ => return None,
+    };
+    // `e > x`: x takes e where e is the larger; `x > e`: where e is the smaller.
+    let (x, e, larger) = if **rhs == a.target && **lhs != a.target {
+        (&**rhs, &**lhs, greater)
+    } else if **lhs == a.target && **rhs != a.target {
+        (&**lhs, &**rhs, !greater)
+    } else {
+        return None;
+    };
+    if *e != a.value {
+        return None;
+    }
+    let op = if larger { RedOp::Max } else { RedOp::Min };
+    Some((a, op, x as *const Expr))
 }
 
 /// Names a body assigns (scalars and arrays) or declares.

@@ -199,18 +199,27 @@ fn maxima_and_minima_by_fmax_or_a_comparison_are_reductions() {
         "s = s > A[i][j] ? s : A[i][j];",
         "s = (A[i][j] < s) ? A[i][j] : s;",
         "s = (A[i][j] >= s) ? s : A[i][j];",
+        "if (A[i][j] > s) s = A[i][j];",
+        "if (s > A[i][j] - B[i][j]) s = A[i][j] - B[i][j];",
     ] {
         let (p, _) = load(&format!(
             "for (i = 0; i < n; i++) for (j = 0; j < n; j++) {stmt}"
         ));
         assert_eq!(verdicts(&p), ["reduction", "reduction"], "{stmt}");
     }
+    // A row's maximum: the rows apart, each row's elements reduced.
+    let (p, _) =
+        load("for (i = 0; i < n; i++) for (j = 0; j < n; j++) if (x[i] < A[i][j]) x[i] = A[i][j];");
+    assert_eq!(verdicts(&p), ["parallel", "reduction"]);
     // Not a maximum: the value kept is not one of those compared, the accumulator is
     // read again inside the other argument, or two operators meet.
     for body in [
         "s = s > A[i][j] ? A[i][j] + 1.0 : s;",
         "s = fmax(s, s * A[i][j]);",
         "{ s = fmax(s, A[i][j]); s = s + B[i][j]; }",
+        "if (A[i][j] > s) s = B[i][j];",
+        "if (A[i][j] > s) s = A[i][j]; else s = 0.0;",
+        "if (A[i][j] > s) { s = A[i][j]; x[0] = i; }",
     ] {
         let (p, _) = load(&format!(
             "for (i = 0; i < n; i++) for (j = 0; j < n; j++) {body}"
