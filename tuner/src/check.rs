@@ -37,6 +37,7 @@
 //! with it), and run with the same threads.
 
 use crate::bench::{run_suite_until, BenchConfig, Benchmark, Rounds};
+use crate::printed::Order;
 use crate::report::ProgramCheck;
 use crate::spec::ProgramSpec;
 use crate::Result;
@@ -85,9 +86,9 @@ pub const ONE_ROUND_GAIN: f64 = 1.8;
 
 /// Whether the rounds so far (the original's, then the tuned program's) answer the
 /// check before its last round (see the module documentation).
-fn settled_early(r: &Rounds) -> bool {
+fn settled_early(r: &Rounds, order: Order) -> bool {
     match r.samples {
-        [o, t] if o.len() == 1 && t.len() == 1 => one_round_gain(r),
+        [o, t] if o.len() == 1 && t.len() == 1 => one_round_gain(r, order),
         [o, t] if o.len() == t.len() && o.len() == FIRST_LOOK => {
             profiling::stats::mann_whitney_u(o, t).1 < FIRST_LOOK_P
         }
@@ -99,11 +100,11 @@ fn settled_early(r: &Rounds) -> bool {
 /// The look after one round: the tuned program's timed part at least
 /// [`ONE_ROUND_GAIN`] times faster, its whole run faster, and what it printed and wrote
 /// the original's results (as [`crate::printed::same_results`] reads them).
-fn one_round_gain(r: &Rounds) -> bool {
+fn one_round_gain(r: &Rounds, order: Order) -> bool {
     let gain = quick_verdict(r.samples) == Some(true);
     let whole = matches!(r.walls, [o, t] if o.len() == 1 && t.len() == 1 && t[0] < o[0]);
     let same = matches!(r.outputs, [o, t] if !o.is_empty() && !t.is_empty()
-        && t.iter().all(|x| crate::printed::same_results(o, x)));
+        && t.iter().all(|x| crate::printed::same_results(o, x, order)));
     gain && whole && same
 }
 
@@ -187,6 +188,9 @@ pub const WALL_SLACK: f64 = 0.05;
 pub struct CheckFiles<'a> {
     /// The tuned source as `tune apply` writes it.
     pub tuned: &'a str,
+    /// Whether its changed nests compute in the original's order (see
+    /// [`crate::printed`]).
+    pub order: Order,
     /// The user's file and the tuned one, timed at the changed nests.
     pub timed: Option<&'a (String, String)>,
 }
@@ -208,6 +212,7 @@ pub fn program_check(
 ) -> Result<ProgramCheck> {
     let CheckFiles {
         tuned: source,
+        order,
         timed,
     } = files;
     let args = p.cc()?;
@@ -275,7 +280,7 @@ pub fn program_check(
         &args.main,
         &benches,
         &crate::events::silent(),
-        &settled_early,
+        &|r: &Rounds| settled_early(r, order),
     )?;
     let (o, t) = (&r.benchmarks[0], &r.benchmarks[1]);
     let (quick, faster, p_value) = verdict(&o.samples, &t.samples, cfg.runs);
@@ -302,7 +307,7 @@ pub fn program_check(
         } else {
             t.outputs
                 .iter()
-                .all(|x| crate::printed::same_results(&o.outputs, x))
+                .all(|x| crate::printed::same_results(&o.outputs, x, order))
         },
         reverted,
         other_results: false,
@@ -355,6 +360,7 @@ mod tests {
             &spec,
             CheckFiles {
                 tuned: now,
+                order: Order::Kept,
                 timed: Some(&(was.to_string(), now.to_string())),
             },
             &dir.path().join("check"),
@@ -393,11 +399,14 @@ mod tests {
             .iter()
             .map(|s| s.iter().map(|_| b"sum 1.5\n".to_vec()).collect())
             .collect();
-        settled_early(&Rounds {
-            samples,
-            walls: samples,
-            outputs: &outputs,
-        })
+        settled_early(
+            &Rounds {
+                samples,
+                walls: samples,
+                outputs: &outputs,
+            },
+            Order::Kept,
+        )
     }
 
     #[test]
@@ -407,11 +416,14 @@ mod tests {
         let printed = |a: &str, b: &str| [vec![a.as_bytes().to_vec()], vec![b.as_bytes().to_vec()]];
         let same = printed("sum 1.5\n", "sum 1.5\n");
         let look = |walls: &[Vec<f64>], outputs: &[Vec<Vec<u8>>]| {
-            settled_early(&Rounds {
-                samples: &samples,
-                walls,
-                outputs,
-            })
+            settled_early(
+                &Rounds {
+                    samples: &samples,
+                    walls,
+                    outputs,
+                },
+                Order::Kept,
+            )
         };
         // 2x in the timed part and in the whole run, the same printed: settled, faster.
         assert!(look(&samples, &same));

@@ -516,6 +516,7 @@ impl Pipeline {
                             p,
                             crate::check::CheckFiles {
                                 tuned: &report.source,
+                                order: report.order(),
                                 timed,
                             },
                             &dry.cache.root.join("check"),

@@ -395,6 +395,21 @@ impl ApplyReport {
         )
     }
 
+    /// Whether every kept recipe computed its cutout's outputs bit for bit: then the
+    /// tuned program adds in the original's order, and a printed number that differs in
+    /// its ninth digit is an FMA contracted otherwise, not a sum in another order.
+    pub fn order(&self) -> crate::printed::Order {
+        let reordered = self
+            .nests
+            .iter()
+            .chain(&self.wholes)
+            .any(NestReport::reorders);
+        match reordered {
+            true => crate::printed::Order::Changed,
+            false => crate::printed::Order::Kept,
+        }
+    }
+
     /// The choice where the tuned program prints other results than the user's: every
     /// kept recipe whose outputs were not bit for bit the saved ones (floating-point
     /// sums in another order: a vectorized or parallel reduction, a register tile's
@@ -402,7 +417,7 @@ impl ApplyReport {
     /// by nothing. None where every kept recipe is exact, or nothing would be kept.
     pub fn exact_only(&self) -> Option<ApplyReport> {
         self.replaced(
-            &|n| !n.chosen.steps.is_empty() && !n.candidates.iter().any(|c| c.kept && c.exact),
+            &NestReport::reorders,
             &|c| c.exact,
             "the tuned program printed other results, and its outputs were not bit for bit \
              the original's (floating-point sums in another order)",
@@ -493,6 +508,12 @@ impl Candidate {
 }
 
 impl NestReport {
+    /// Whether the recipe kept here computed its cutout's outputs otherwise than bit for
+    /// bit (a sum in another order).
+    pub fn reorders(&self) -> bool {
+        !self.chosen.steps.is_empty() && !self.candidates.iter().any(|c| c.kept && c.exact)
+    }
+
     /// Keeps the fastest verified candidate that `fits` and beats the baseline (the
     /// rule of [`crate::select::select`]), or nothing; the one given up says
     /// `given_up`, the one kept in its place `kept_instead`.
@@ -774,6 +795,26 @@ mod tests {
         // A row measured slower saves nothing (not less than nothing).
         r.wholes[0].tuned = Some(stats(12.0));
         assert_eq!(r.promised_saving_s(&|n| n == "nest0"), 0.0);
+    }
+
+    #[test]
+    fn the_order_is_kept_only_where_every_kept_recipe_was_bit_exact_on_its_cutout() {
+        let unroll = vec![Step::Unroll { at: 0, factor: 2 }];
+        let mut exact = candidate(unroll.clone(), 4.0, true);
+        exact.exact = true;
+        let reordered = candidate(unroll.clone(), 4.0, true);
+        let mut r = report(vec![nest(vec![exact])]);
+        assert_eq!(r.order(), crate::printed::Order::Kept);
+        // A second nest kept a recipe whose outputs were not bit for bit the saved ones.
+        let mut b = nest(vec![reordered.clone()]);
+        b.nest = "nest1".into();
+        r.nests.push(b);
+        assert_eq!(r.order(), crate::printed::Order::Changed);
+        // Not kept, it changes nothing.
+        let mut unkept = reordered;
+        unkept.kept = false;
+        r.nests[1] = nest(vec![unkept]);
+        assert_eq!(r.order(), crate::printed::Order::Kept);
     }
 
     #[test]
