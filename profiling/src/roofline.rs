@@ -216,8 +216,28 @@ impl RooflineRow {
         } else {
             f64::INFINITY
         };
-        // The data of one run (its footprint) lives in the smallest level that holds it.
+        // The data of one run (its footprint) lives in the smallest level that holds it,
+        // or nearer: a run that moved its bytes faster than that level's roof read them
+        // from a faster level (a warm run, a tile that stays in cache), and is held
+        // against the slowest level that reaches its bandwidth (the fastest if none does).
         let (memory, bandwidth) = roof.memory(footprint);
+        let (memory, bandwidth) = match bytes > 0 && gbs > bandwidth {
+            true => roof
+                .caches
+                .iter()
+                .filter(|c| c.bandwidth_gbs >= gbs)
+                .min_by(|a, b| a.bandwidth_gbs.total_cmp(&b.bandwidth_gbs))
+                .or_else(|| {
+                    roof.caches
+                        .iter()
+                        .max_by(|a, b| a.bandwidth_gbs.total_cmp(&b.bandwidth_gbs))
+                })
+                .filter(|c| c.bandwidth_gbs > bandwidth)
+                .map_or((memory, bandwidth), |c| {
+                    (Bound::cache(c.level), c.bandwidth_gbs)
+                }),
+            false => (memory, bandwidth),
+        };
         let memory_roof = bandwidth * oi;
         let (attainable, bound) = if memory_roof < roof.peak_gflops {
             (memory_roof, memory)
@@ -393,5 +413,68 @@ mod tests {
         assert!((r.efficiency - 0.02).abs() < 1e-12);
         assert_eq!(format!("{:.0}% {}", r.efficiency * 100.0, r.bound), "2% L2");
         assert_eq!(bar(0.71), "[███████░░░]");
+    }
+
+    #[test]
+    fn a_run_faster_than_its_levels_roof_is_held_against_the_level_it_read_from() {
+        let roof = Roof {
+            peak_gflops: 1000.0,
+            bandwidth_gbs: 10.0,
+            source: "test".into(),
+            caches: vec![
+                CacheRoof {
+                    level: 1,
+                    capacity_bytes: 1 << 15,
+                    bandwidth_gbs: 200.0,
+                },
+                CacheRoof {
+                    level: 2,
+                    capacity_bytes: 1 << 20,
+                    bandwidth_gbs: 100.0,
+                },
+                CacheRoof {
+                    level: 3,
+                    capacity_bytes: 1 << 25,
+                    bandwidth_gbs: 40.0,
+                },
+            ],
+        };
+        let row = |gb: f64, footprint: u64| {
+            RooflineRow::new(
+                "n",
+                1,
+                1.0,
+                Work {
+                    flops: 100_000_000,
+                    bytes: (gb * 1e9) as u64,
+                    bytes_kind: BytesKind::Compulsory,
+                    footprint,
+                },
+                &roof,
+            )
+        };
+        // 64 MiB of data reads as DRAM's (20 GB/s with half of it in L3); 30 GB/s came
+        // from L3 (40): 75% L3, not 150%.
+        let r = row(30.0, 1 << 26);
+        assert_eq!(
+            (r.bound, format!("{:.0}", r.efficiency * 100.0)),
+            (Bound::L3, "75".into())
+        );
+        // 150 GB/s: only L1 reaches it.
+        let r = row(150.0, 1 << 26);
+        assert_eq!(
+            (r.bound, format!("{:.0}", r.efficiency * 100.0)),
+            (Bound::L1, "75".into())
+        );
+        // Within its own level's roof it stays there: 5 GB/s of the 20 that half of it
+        // from DRAM (10) and half from L3 allow.
+        let r = row(5.0, 1 << 26);
+        assert_eq!(
+            (r.bound, format!("{:.0}", r.efficiency * 100.0)),
+            (Bound::Dram, "25".into())
+        );
+        // Faster than every roof: held against the fastest, and above 100% (a roof
+        // measured wrong shows).
+        assert!(row(400.0, 1 << 26).efficiency > 1.0);
     }
 }

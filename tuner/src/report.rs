@@ -559,7 +559,11 @@ impl NestReport {
         };
         let before = efficiency(roof, &self.nest, work, self.baseline.median);
         self.efficiency_before = Some(before);
-        self.efficiency_after = Some(before * self.speedup);
+        // Read at its own time: faster, its bytes may come from a nearer level's roof.
+        self.efficiency_after = Some(
+            self.tuned
+                .map_or(before, |t| efficiency(roof, &self.nest, work, t.median)),
+        );
     }
 
     /// Gives up the kept recipe, saying why on the candidate that was kept.
