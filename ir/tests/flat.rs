@@ -101,6 +101,12 @@ fn a_pointer_shaped_by_a_size_the_function_declares_is_saved_by_its_nests_only()
          \x20 for (i = 0; i < n; i++)\n    for (j = 0; j < n; j++)\n      a[i * n + j] = i + j;\n}\n",
     );
     assert_eq!(dims(&p, "a"), ["n", "n"]);
+    // `n` does not exist at the region's entry: only the nest, after it, saves `a`.
+    assert_saved_by_nest0_only(&p, "a");
+}
+
+/// Region 0's instrumented code saves `array` only at nest0's entry and exit.
+fn assert_saved_by_nest0_only(p: &ir::Parsed, array: &str) {
     let nests = ir::codegen::nests(&p.program);
     let opts = ir::codegen::CodegenOptions {
         openmp: false,
@@ -108,8 +114,8 @@ fn a_pointer_shaped_by_a_size_the_function_declares_is_saved_by_its_nests_only()
         whole_nests: false,
     };
     let (_, glue) = ir::codegen::region_code(&p.program, &nests, 0, opts);
-    // `n` does not exist at the region's entry: only the nest, after it, saves `a`.
-    let saves: Vec<&str> = glue.lines().filter(|l| l.contains("\"a\"")).collect();
+    let quoted = format!("\"{array}\"");
+    let saves: Vec<&str> = glue.lines().filter(|l| l.contains(&quoted)).collect();
     assert!(
         saves.len() == 2 && saves.iter().all(|l| l.contains("\"nest0\"")),
         "{glue}"
@@ -345,16 +351,6 @@ fn a_pointer_the_region_allocates_or_frees_is_saved_by_its_nests_only() {
     assert_eq!(nests.len(), 1, "{:?}", glue(&p));
     let l = ir::program::loops(&p.program.regions[0].body)[0].clone();
     assert_eq!(l.var_dtype, ir::program::DType::U64);
-    let opts = ir::codegen::CodegenOptions {
-        openmp: false,
-        instrument: true,
-        whole_nests: false,
-    };
-    let (_, glue) = ir::codegen::region_code(&p.program, &nests, 0, opts);
     // At main's entry `a` points nowhere yet, at its exit to freed memory.
-    let saves: Vec<&str> = glue.lines().filter(|l| l.contains("\"a\"")).collect();
-    assert!(
-        saves.len() == 2 && saves.iter().all(|l| l.contains("\"nest0\"")),
-        "{glue}"
-    );
+    assert_saved_by_nest0_only(&p, "a");
 }
