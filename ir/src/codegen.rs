@@ -710,7 +710,6 @@ fn pad(out: &mut String, depth: usize) {
 /// in a statement that calls a function) or hands to `free` or `realloc`. A pointer
 /// assigned another pointer (`t = in; in = out; out = t;`) still points at data.
 fn pointers_moved(body: &[Node]) -> BTreeSet<String> {
-    const NOT_CALLS: [&str; 7] = ["sizeof", "if", "while", "for", "switch", "return", "do"];
     let mut out = BTreeSet::new();
     walk_nodes(body, &mut |n, _| {
         let Node::Opaque(o) = n else { return };
@@ -719,9 +718,7 @@ fn pointers_moved(body: &[Node]) -> BTreeSet<String> {
         for piece in crate::source::code(text) {
             if let crate::source::Code::Ident(r) = piece {
                 let name = &text[r.clone()];
-                if text[r.end..].trim_start().starts_with('(') && !NOT_CALLS.contains(&name) {
-                    calls = true;
-                }
+                calls |= crate::source::called_at(text, r.clone());
                 let before = text[..r.start].trim_end();
                 let callee = before.strip_suffix('(').map(str::trim_end);
                 if callee.is_some_and(|c| c.ends_with("free") || c.ends_with("realloc")) {

@@ -261,8 +261,7 @@ impl<'p> Collector<'p> {
                 // Its loops are sequential and never a nest (`analyze`): nothing here
                 // is analysed across it.
                 Node::Opaque(_) => {}
-                Node::If(i) if guarded_extreme(i).is_some() => {
-                    let (a, op, self_read) = guarded_extreme(i).expect("matched");
+                Node::If(i) if let Some((a, op, self_read)) = guarded_extreme(i) => {
                     let (name, idx) = Self::target_parts(&a.target);
                     for ix in idx {
                         self.reads(a.id, ix, &[]);
@@ -352,11 +351,7 @@ fn reduction_of(op: AssignOp, target: &Expr, value: &Expr) -> Option<(RedOp, Vec
                 let Expr::Binary { op, lhs, rhs } = &**cond else {
                     return None;
                 };
-                let greater = match op {
-                    BinOp::Gt | BinOp::Ge => true,
-                    BinOp::Lt | BinOp::Le => false,
-                    _ => return None,
-                };
+                let greater = greater_than(*op)?;
                 // `p > q ? p : q` is the larger, `p > q ? q : p` the smaller.
                 let larger = if (&**then, &**other) == (&**lhs, &**rhs) {
                     greater
@@ -380,6 +375,16 @@ fn reduction_of(op: AssignOp, target: &Expr, value: &Expr) -> Option<(RedOp, Vec
     }
 }
 
+/// For an ordering comparison, whether it holds where its left side is the larger
+/// (`>`, `>=`) or the smaller (`<`, `<=`).
+fn greater_than(op: BinOp) -> Option<bool> {
+    match op {
+        BinOp::Gt | BinOp::Ge => Some(true),
+        BinOp::Lt | BinOp::Le => Some(false),
+        _ => None,
+    }
+}
+
 /// `if (e > x) x = e;` (a maximum; `x < e` the same, `e < x` or `x > e` a minimum, `>=`
 /// and `<=` alike) with no `else`: the assignment, its operator and the read of `x` in
 /// the condition. Reads of `x` in `e` stay ordinary accesses.
@@ -398,11 +403,7 @@ fn guarded_extreme(
     let Expr::Binary { op, lhs, rhs } = &i.cond else {
         return None;
     };
-    let greater = match op {
-        BinOp::Gt | BinOp::Ge => true,
-        BinOp::Lt | BinOp::Le => false,
-        _ => return None,
-    };
+    let greater = greater_than(*op)?;
     // `e > x`: x takes e where e is the larger; `x > e`: where e is the smaller.
     let (x, e, larger) = if **rhs == a.target && **lhs != a.target {
         (&**rhs, &**lhs, greater)

@@ -363,11 +363,17 @@ pub fn stored_by_name(text: &str, at: std::ops::Range<usize>) -> bool {
         || (before.ends_with('&') && !before.ends_with("&&"))
 }
 
+/// Whether the identifier at `at` in `text` is a function called there (`f(`, not
+/// `sizeof(`, `if (`, `while (`...).
+pub fn called_at(text: &str, at: std::ops::Range<usize>) -> bool {
+    const NOT_CALLS: [&str; 7] = ["sizeof", "if", "while", "for", "switch", "return", "do"];
+    text[at.end..].trim_start().starts_with('(') && !NOT_CALLS.contains(&&text[at])
+}
+
 /// The variables `text` assigns by name, increments, decrements or takes the address
 /// of (the only ways a scalar local changes), and whether it also calls a function or
 /// stores through a subscript or a pointer.
 pub fn assigned_names(text: &str) -> (Vec<String>, bool) {
-    const NOT_CALLS: [&str; 7] = ["sizeof", "if", "while", "for", "switch", "return", "do"];
     let mut out: Vec<String> = Vec::new();
     let mut elsewhere = false;
     for piece in code(text) {
@@ -387,7 +393,7 @@ pub fn assigned_names(text: &str) -> (Vec<String>, bool) {
             Code::Ident(r) => {
                 let name = &text[r.clone()];
                 let before = text[..r.start].trim_end();
-                if text[r.end..].trim_start().starts_with('(') && !NOT_CALLS.contains(&name) {
+                if called_at(text, r.clone()) {
                     elsewhere = true;
                 } else if !(before.ends_with('.') || before.ends_with("->"))
                     && stored_by_name(text, r)
