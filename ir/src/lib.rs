@@ -17,6 +17,7 @@ pub mod flat;
 pub mod frontend;
 pub mod interp;
 pub mod macros;
+pub mod normalize;
 pub mod print;
 pub mod private_arrays;
 pub mod program;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tuner::nest_bench::Measuring;
 use tuner::workflows::db_build::{self, BuildConfig};
 use tuner::workflows::eval::{self, EvalConfig};
+use tuner::workflows::refeature::{self, RefeatureConfig};
 use tuner::workflows::transfer::{self, TransferConfig};
 use tuner::workflows::SuiteSelection;
 use tuner::{Error, StrategyKind};
@@ -58,6 +59,30 @@ pub enum DbCommand {
     ///
     /// Example: tune db transfer --db models/default/tune.db
     Transfer(DbTransferArgs),
+    /// Extract every entry's features again (after a change of the feature layout)
+    /// from its program's dry run, keeping its recipes and times; embeddings are
+    /// cleared (train a model and `tune db embed` after). Written only when every
+    /// entry's program is in one of the suites.
+    ///
+    /// Example: tune db refeature --db models/default/tune.db --suite datasets/suite.json
+    Refeature(DbRefeatureArgs),
+}
+
+#[derive(clap::Args)]
+pub struct DbRefeatureArgs {
+    #[arg(long, value_name = "DB", value_parser = crate::cmd::existing_file)]
+    db: PathBuf,
+    /// Suite manifests the entries come from (repeat the flag; default: the shipped
+    /// datasets/suite.json).
+    #[arg(long, value_name = "SUITE.json", value_parser = crate::cmd::existing_file)]
+    suite: Vec<PathBuf>,
+    #[arg(long, default_value = "MEDIUM", value_parser = crate::cmd::parse_preset)]
+    preset: datasets::Preset,
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
+    /// Drop the entries whose program no longer has their nest (named on stderr).
+    #[arg(long)]
+    drop_missing: bool,
 }
 
 #[derive(clap::Args)]
@@ -250,6 +275,11 @@ pub struct DbEvalArgs {
     /// Timed repetitions per variant (many held-out nests run for microseconds).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
+    /// Read what each picked recipe reaches from the held-out nest's transfer row
+    /// instead of measuring it (no dry run, no measurement: seconds per fold); the
+    /// suite options are not used.
+    #[arg(long)]
+    offline: bool,
     #[command(flatten)]
     output: crate::cmd::Output,
 }
@@ -361,6 +391,27 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
             eprintln!("{}: {} programs", suite.display(), programs.len());
             Ok(0)
         }
+        DbCommand::Eval(a) if a.offline => {
+            let db = load_db(&a.db)?;
+            let train = models::TrainOptions {
+                seed: a.seed,
+                epochs: a.epochs,
+                contrastive_weight: a.contrastive_weight,
+                ..Default::default()
+            };
+            let r = tuner::workflows::eval_offline::evaluate_offline(
+                &db,
+                a.k,
+                &train,
+                &crate::cmd::lines(),
+            )?;
+            if a.output.json() {
+                println!("{}", serde_json::to_string_pretty(&r).expect("json"));
+            } else {
+                print!("{}", crate::render::eval::render_eval(&r));
+            }
+            Ok(0)
+        }
         DbCommand::Eval(a) => {
             let cfg = EvalConfig {
                 db: a.db,
@@ -381,6 +432,40 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
             } else {
                 print!("{}", crate::render::eval::render_eval(&r));
             }
+            Ok(0)
+        }
+        DbCommand::Refeature(a) => {
+            let suites = if a.suite.is_empty() {
+                vec![default_suite()]
+            } else {
+                a.suite.clone()
+            };
+            let cfg = RefeatureConfig {
+                db: a.db.clone(),
+                suites: suites
+                    .into_iter()
+                    .map(|suite| SuiteSelection {
+                        suite,
+                        preset: a.preset,
+                        programs: Vec::new(),
+                    })
+                    .collect(),
+                measuring: measuring(1, &a.cache_dir),
+                drop_missing: a.drop_missing,
+            };
+            let r = refeature::refeature(&cfg, &crate::cmd::lines())?;
+            for (p, n) in &r.dropped {
+                eprintln!(
+                    "{}: dropped {p} {n}: the program has no such nest any more",
+                    a.db.display()
+                );
+            }
+            eprintln!(
+                "{}: {} entries, feature version {}; train a model and embed them",
+                a.db.display(),
+                r.entries,
+                embeddings::FEATURE_VERSION
+            );
             Ok(0)
         }
         DbCommand::Transfer(a) => {

@@ -41,6 +41,20 @@ pub fn render_eval(r: &EvalReport) -> String {
     );
     let _ = writeln!(
         out,
+        "on the {} nests whose best known is >= {:.1}x: {}",
+        r.gaining,
+        tuner::workflows::eval::GAIN,
+        RankerKind::ALL
+            .iter()
+            .map(|k| format!(
+                "{k} {:.0}%",
+                100.0 * r.hit_rate_gaining.get(k).copied().unwrap_or(0.0)
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(
+        out,
         "{} held-out nests, {} measurements, {:.0} s",
         r.rows.len(),
         r.measured,

@@ -60,6 +60,13 @@ pub struct EvalReport {
     pub rows: Vec<EvalRow>,
     /// Ranker → share of held-out nests with a hit.
     pub hit_rate: BTreeMap<RankerKind, f64>,
+    /// Ranker → share of hits among the held-out nests whose best known speedup is at
+    /// least [`GAIN`].
+    #[serde(default)]
+    pub hit_rate_gaining: BTreeMap<RankerKind, f64>,
+    /// How many held-out nests' best known speedup is at least [`GAIN`].
+    #[serde(default)]
+    pub gaining: usize,
     /// Variants measured.
     pub measured: usize,
     /// Wall time (seconds).
@@ -133,25 +140,48 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<EvalReport> {
             rows.push(row);
         }
     }
-    let mut hit_rate = BTreeMap::new();
-    for k in RankerKind::ALL {
-        let hits = rows.iter().filter(|r| r.methods[&k].hit).count();
-        hit_rate.insert(
-            k,
+    Ok(EvalReport::new(
+        cfg.k,
+        rows,
+        measured,
+        started.elapsed().as_secs_f64(),
+    ))
+}
+
+/// Where a best known speedup counts as a gain worth transferring.
+pub const GAIN: f64 = 1.1;
+
+impl EvalReport {
+    /// The report of `rows`, with every ranker's hit rates.
+    pub fn new(k: usize, rows: Vec<EvalRow>, measured: usize, seconds: f64) -> EvalReport {
+        let rate = |rows: &[&EvalRow], kind: RankerKind| {
             if rows.is_empty() {
                 0.0
             } else {
-                hits as f64 / rows.len() as f64
-            },
-        );
+                rows.iter()
+                    .filter(|r| r.methods.get(&kind).is_some_and(|m| m.hit))
+                    .count() as f64
+                    / rows.len() as f64
+            }
+        };
+        let all: Vec<&EvalRow> = rows.iter().collect();
+        let gaining: Vec<&EvalRow> = rows.iter().filter(|r| r.best_known >= GAIN).collect();
+        EvalReport {
+            k,
+            hit_rate: RankerKind::ALL
+                .iter()
+                .map(|&x| (x, rate(&all, x)))
+                .collect(),
+            hit_rate_gaining: RankerKind::ALL
+                .iter()
+                .map(|&x| (x, rate(&gaining, x)))
+                .collect(),
+            gaining: gaining.len(),
+            rows,
+            measured,
+            seconds,
+        }
     }
-    Ok(EvalReport {
-        k: cfg.k,
-        rows,
-        hit_rate,
-        measured,
-        seconds: started.elapsed().as_secs_f64(),
-    })
 }
 
 /// One held-out entry `me`: each ranker's first K distinct re-fitted recipes of the

@@ -5,6 +5,8 @@
 pub mod batch;
 pub mod db_build;
 pub mod eval;
+pub mod eval_offline;
+pub mod refeature;
 pub mod speedups;
 pub mod transfer;
 

@@ -1,0 +1,207 @@
+//! Judging retrieval without measuring: `tune db eval --offline`. The same
+//! leave-one-program-out folds as [`super::eval`] (a model trained without the held-out
+//! program, every ranker's order of the other programs' entries), but what a picked
+//! entry's recipe reaches on a held-out nest is read from the nest's transfer row
+//! (`tune db transfer` measured every entry's best recipe there against one baseline)
+//! instead of being measured again. Picks are the first K entries along the order whose
+//! best recipes differ as recorded (the measured evaluation compares them after they are
+//! re-fitted, so it may skip more) and that the row holds; the best known speedup is the
+//! row's best. Seconds per seed, so that a change of features or model can be judged over
+//! several seeds before a database is measured again.
+
+use super::eval::{EvalReport, EvalRow, MethodOutcome};
+use crate::events::{Event, Events};
+use crate::ranker::{EmbeddingRanker, Query, RandomRanker, Ranker, RankerKind, RawFeatureRanker};
+use crate::{Error, Result};
+use embeddings::db::{Database, Entry};
+use embeddings::embed::Embedder;
+use std::collections::BTreeMap;
+
+/// Leave-one-program-out over the programs of `db` whose entries have transfer rows;
+/// `train` trains each fold's model (its seed also orders the random ranker).
+pub fn evaluate_offline(
+    db: &Database,
+    k: usize,
+    train: &models::TrainOptions,
+    events: &Events,
+) -> Result<EvalReport> {
+    let started = std::time::Instant::now();
+    let mut programs: Vec<&str> = db.entries.iter().map(|e| e.program.as_str()).collect();
+    programs.sort_unstable();
+    programs.dedup();
+    let mut random = RandomRanker::new(train.seed, Vec::new());
+    let mut rows = Vec::new();
+    for p in programs {
+        let held: Vec<usize> = (0..db.entries.len())
+            .filter(|&i| db.entries[i].program == p && !db.entries[i].transfers.is_empty())
+            .collect();
+        if held.is_empty() {
+            continue;
+        }
+        let fold: Vec<&Entry> = db.entries.iter().filter(|e| e.program != p).collect();
+        let model = Embedder::new(embeddings::embed::train(&fold, train)?)?;
+        let mut embedding = EmbeddingRanker::new(&model, db, false)?;
+        let mut raw = RawFeatureRanker::new(&fold, db);
+        random.set_space(embedding.vectors().to_vec());
+        for me in held {
+            let row = held_out(db, me, &mut [&mut embedding, &mut raw, &mut random], k)?;
+            events(Event::Done {
+                line: &format!(
+                    "{} {}: best known {:.2}x; {}",
+                    row.program,
+                    row.nest,
+                    row.best_known,
+                    RankerKind::ALL
+                        .iter()
+                        .map(|k| format!("{k} {:.2}x", row.methods[k].kept))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+            rows.push(row);
+        }
+    }
+    if rows.is_empty() {
+        return Err(Error::Usage(
+            "no entry of the database has a transfer row (tune db transfer measures them)".into(),
+        ));
+    }
+    Ok(EvalReport::new(k, rows, 0, started.elapsed().as_secs_f64()))
+}
+
+/// What each ranker's first K distinct recorded recipes reach on entry `me`.
+fn held_out(
+    db: &Database,
+    me: usize,
+    rankers: &mut [&mut dyn Ranker],
+    k: usize,
+) -> Result<EvalRow> {
+    let e = &db.entries[me];
+    let usable = |x: &Entry| x.program != e.program && x.best().is_some();
+    let best_known = e.transfers.iter().map(|t| t.speedup).fold(1.0f64, f64::max);
+    let mut methods = BTreeMap::new();
+    for ranker in rankers.iter_mut() {
+        let order = ranker.rank(db, Query::Entry(me), &usable)?;
+        let mut seen: Vec<&str> = Vec::new();
+        let mut neighbours = Vec::new();
+        let mut speedups = Vec::new();
+        for (i, d) in order {
+            if seen.len() == k {
+                break;
+            }
+            let source = &db.entries[i];
+            let Some(t) = e.transfer_from(source) else {
+                continue;
+            };
+            if seen.contains(&t.recipe.as_str()) {
+                continue;
+            }
+            seen.push(&t.recipe);
+            neighbours.push((source.program.clone(), source.nest.clone(), d));
+            speedups.push(t.speedup);
+        }
+        let kept = speedups.iter().copied().fold(1.0, f64::max);
+        methods.insert(
+            ranker.kind(),
+            MethodOutcome {
+                neighbours,
+                speedups,
+                kept,
+                hit: kept >= 0.9 * best_known,
+            },
+        );
+    }
+    Ok(EvalRow {
+        program: e.program.clone(),
+        nest: e.nest.clone(),
+        best_known,
+        search_best: e.transfer_from(e).map_or(1.0, |t| t.speedup),
+        recorded: e.speedup(),
+        methods,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use embeddings::db::Transfer;
+    use embeddings::features::{ACCESS_DIM, GLOBAL_DIM, LOOP_DIM, MACHINE_DIM, PERF_DIM};
+    use embeddings::NestFeatures;
+
+    /// An entry whose features are `x` everywhere, with best recipe `recipe`.
+    fn entry(program: &str, x: f32, recipe: &str) -> Entry {
+        Entry {
+            program: program.into(),
+            nest: "nest0".into(),
+            fingerprint: String::new(),
+            features: NestFeatures {
+                version: embeddings::FEATURE_VERSION,
+                loops: vec![vec![x; LOOP_DIM]],
+                loop_parent: vec![None],
+                accesses: vec![vec![x; ACCESS_DIM]],
+                access_loop: vec![0],
+                global: vec![x; GLOBAL_DIM],
+                perf: vec![0.0; PERF_DIM],
+                perf_mask: vec![0.0; PERF_DIM],
+                machine: vec![0.0; MACHINE_DIM],
+            },
+            embedding: Vec::new(),
+            recipes: vec![(recipe.into(), 2.0)],
+            baseline_s: 1.0,
+            tuned_s: 0.5,
+            machine: "m".into(),
+            transfers: Vec::new(),
+        }
+    }
+
+    fn transfer(source: &Entry, speedup: f64) -> Transfer {
+        Transfer {
+            program: source.program.clone(),
+            nest: source.nest.clone(),
+            recipe: source.best().unwrap().into(),
+            speedup,
+        }
+    }
+
+    #[test]
+    fn picks_are_read_from_the_held_out_nests_transfer_row() {
+        // "a" is held out. Its nearest other entry ("b", features 0.1 away) has a
+        // recipe that reaches 1.5x there; the far one ("c") reaches 3x; "d" shares b's
+        // recipe and is skipped as a repeat.
+        let mut db = Database {
+            feature_version: embeddings::FEATURE_VERSION,
+            model: String::new(),
+            entries: vec![
+                entry("a", 0.0, "ra"),
+                entry("b", 0.1, "rb"),
+                entry("c", 5.0, "rc"),
+                entry("d", 0.2, "rb"),
+            ],
+        };
+        let row: Vec<Transfer> = [(0, 3.1), (1, 1.5), (2, 3.0), (3, 1.5)]
+            .iter()
+            .map(|&(i, s)| transfer(&db.entries[i], s))
+            .collect();
+        db.entries[0].transfers = row;
+        let train: Vec<&Entry> = db.entries[1..].iter().collect();
+        let mut raw = RawFeatureRanker::new(&train, &db);
+        let one = held_out(&db, 0, &mut [&mut raw], 1).unwrap();
+        let m = &one.methods[&RankerKind::RawFeatures];
+        assert_eq!(m.neighbours[0].0, "b");
+        assert_eq!(m.speedups, vec![1.5]);
+        assert_eq!(one.best_known, 3.1);
+        assert!(!m.hit, "1.5x is under 90% of 3.1x");
+        assert_eq!(one.search_best, 3.1);
+        // Two picks: b, then c (d's recipe is b's).
+        let two = held_out(&db, 0, &mut [&mut raw], 2).unwrap();
+        let m = &two.methods[&RankerKind::RawFeatures];
+        let picked: Vec<&str> = m.neighbours.iter().map(|n| n.0.as_str()).collect();
+        assert_eq!(picked, ["b", "c"]);
+        assert_eq!(m.kept, 3.0);
+        assert!(m.hit, "3.0x is within 90% of 3.1x");
+        // One of the two rows hits; both nests gain more than 1.1x.
+        let report = EvalReport::new(2, vec![two.clone(), one.clone()], 0, 0.0);
+        assert_eq!(report.hit_rate[&RankerKind::RawFeatures], 0.5);
+        assert_eq!(report.gaining, 2);
+    }
+}

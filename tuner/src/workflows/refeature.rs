@@ -1,0 +1,119 @@
+//! Extracting a database's features again: `tune db refeature`. After a change of the
+//! feature layout (`FEATURE_VERSION`), every entry's features are recomputed from its
+//! program's dry run (the nest as it stands in the suite's source, its saved data, the
+//! entry's recorded baseline time, this machine's description), without measuring
+//! anything. Embeddings made from the old features are cleared (`tune db embed` after a
+//! model is trained on the new ones). The file is written only once every entry has
+//! new features, so a database never mixes two layouts; an entry whose program no
+//! longer has its nest (the frontend now reads the program otherwise) is dropped only
+//! when asked (`drop_missing`), and named either way.
+
+use super::{prepare, SuiteSelection};
+use crate::events::{Event, Events};
+use crate::features::nest_features;
+use crate::nest_bench::Measuring;
+use crate::{Error, Result};
+use embeddings::db::Database;
+use embeddings::FEATURE_VERSION;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone)]
+/// What to extract again.
+pub struct RefeatureConfig {
+    /// The database, rewritten in place.
+    pub db: PathBuf,
+    /// The suites whose programs the entries come from.
+    pub suites: Vec<SuiteSelection>,
+    /// How the dry runs are built and run.
+    pub measuring: Measuring,
+    /// Drop the entries whose program no longer has their nest.
+    pub drop_missing: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What `tune db refeature` did.
+pub struct Refeatured {
+    /// Entries with new features.
+    pub entries: usize,
+    /// Entries dropped: (program, nest).
+    pub dropped: Vec<(String, String)>,
+}
+
+/// Recomputes the features of every entry of `cfg.db`.
+pub fn refeature(cfg: &RefeatureConfig, events: &Events) -> Result<Refeatured> {
+    let mut db = Database::load(&cfg.db).map_err(Error::ReadDatabase)?;
+    let mut done = vec![false; db.entries.len()];
+    let mut missing = vec![false; db.entries.len()];
+    let machine =
+        crate::features::machine_info(&cfg.measuring.cache_root, &cfg.measuring.toolchain);
+    for sel in &cfg.suites {
+        let suite = sel.load()?;
+        for p in sel.programs(&suite) {
+            let mine: Vec<usize> = (0..db.entries.len())
+                .filter(|&j| !done[j] && db.entries[j].program == p.name)
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let (_, dry) = prepare(&suite, p, sel.preset, &cfg.measuring)?;
+            let program = &dry.parsed.program;
+            for j in mine {
+                let e = &mut db.entries[j];
+                done[j] = true;
+                let Some(nest) = dry.nests.iter().find(|n| n.name == e.nest) else {
+                    missing[j] = true;
+                    continue;
+                };
+                let (f, _) = nest_features(
+                    program,
+                    nest,
+                    &dry.cache.data(),
+                    e.baseline_s,
+                    machine.as_ref(),
+                )
+                .ok_or_else(|| Error::Failed(format!("{}: {}: no features", p.name, e.nest)))?;
+                e.features = f;
+                e.embedding.clear();
+            }
+            events(Event::Done {
+                line: &format!("{}: features extracted again", p.name),
+            });
+        }
+    }
+    if let Some(j) = done.iter().position(|d| !d) {
+        let e = &db.entries[j];
+        return Err(Error::Failed(format!(
+            "{}: entry {} {} is in none of the suites given; nothing was written",
+            cfg.db.display(),
+            e.program,
+            e.nest
+        )));
+    }
+    let named = |e: &embeddings::db::Entry| (e.program.clone(), e.nest.clone());
+    let dropped: Vec<(String, String)> = (0..db.entries.len())
+        .filter(|&j| missing[j])
+        .map(|j| named(&db.entries[j]))
+        .collect();
+    if !dropped.is_empty() && !cfg.drop_missing {
+        let list: Vec<String> = dropped.iter().map(|(p, n)| format!("{p} {n}")).collect();
+        return Err(Error::Failed(format!(
+            "{}: {} entries name nests their programs no longer have ({}); nothing was \
+             written (--drop-missing drops them)",
+            cfg.db.display(),
+            dropped.len(),
+            list.join(", ")
+        )));
+    }
+    let mut k = 0;
+    db.entries.retain(|_| {
+        k += 1;
+        !missing[k - 1]
+    });
+    db.feature_version = FEATURE_VERSION;
+    db.model.clear();
+    db.save(&cfg.db).map_err(Error::WriteDatabase)?;
+    Ok(Refeatured {
+        entries: db.entries.len(),
+        dropped,
+    })
+}
