@@ -49,7 +49,18 @@ pub struct Transfer {
     pub speedup: f64,
 }
 
+/// The program a program name is a variant of: the name up to `@` (`tune db variants`
+/// names a loop-order variant `ORIGIN@...`), the whole name otherwise.
+pub fn origin(program: &str) -> &str {
+    program.split('@').next().unwrap_or(program)
+}
+
 impl Entry {
+    /// The program this entry's program is a variant of ([`origin`]).
+    pub fn origin(&self) -> &str {
+        origin(&self.program)
+    }
+
     pub fn speedup(&self) -> f64 {
         if self.tuned_s > 0.0 {
             self.baseline_s / self.tuned_s
@@ -256,6 +267,13 @@ pub struct MergeStats {
 mod tests {
     use super::*;
     use crate::features::*;
+
+    #[test]
+    fn a_variant_names_its_origin() {
+        assert_eq!(origin("gemm@nest0-b2-10"), "gemm");
+        assert_eq!(origin("floyd-warshall"), "floyd-warshall");
+        assert_eq!(entry("mvt@nest1-b0-10", vec![], 1.0).origin(), "mvt");
+    }
 
     fn entry(program: &str, emb: Vec<f32>, tuned: f64) -> Entry {
         Entry {

@@ -130,7 +130,7 @@ fn preorder(root: &Loop) -> Vec<&Loop> {
 
 /// (position, length) of every maximal perfectly nested band, in preorder: a band starts
 /// at a loop that is not the only item of its parent's body.
-fn band_starts(root: &Loop) -> Vec<(usize, usize)> {
+pub fn band_starts(root: &Loop) -> Vec<(usize, usize)> {
     let all = preorder(root);
     let mut inner_of_perfect = vec![false; all.len()];
     for (k, l) in all.iter().enumerate() {

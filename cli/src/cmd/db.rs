@@ -66,6 +66,25 @@ pub enum DbCommand {
     ///
     /// Example: tune db refeature --db models/default/tune.db --suite datasets/suite.json
     Refeature(DbRefeatureArgs),
+    /// Write loop-order variants of a suite's programs as a suite of their own: each
+    /// variant is one program with one nest's perfect band in another legal order (the
+    /// rest of the file as it was), named ORIGIN@nestK-bP-ORDER.
+    ///
+    /// Example: tune db variants -o target/variants
+    Variants(DbVariantsArgs),
+}
+
+#[derive(clap::Args)]
+pub struct DbVariantsArgs {
+    /// Suite manifest (default: the shipped datasets/suite.json).
+    #[arg(long, value_name = "SUITE.json", value_parser = crate::cmd::existing_file)]
+    suite: Option<PathBuf>,
+    /// Only these programs (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    programs: Vec<String>,
+    /// Output folder (suite.json and programs/).
+    #[arg(short, long, value_name = "DIR")]
+    out: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -432,6 +451,16 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
             } else {
                 print!("{}", crate::render::eval::render_eval(&r));
             }
+            Ok(0)
+        }
+        DbCommand::Variants(a) => {
+            let sel = SuiteSelection {
+                suite: a.suite.clone().unwrap_or_else(default_suite),
+                preset: datasets::Preset::Mini,
+                programs: a.programs.clone(),
+            };
+            let (path, n) = tuner::workflows::variants::write_variants(&sel, &a.out)?;
+            eprintln!("{}: {n} variants", path.display());
             Ok(0)
         }
         DbCommand::Refeature(a) => {

@@ -107,7 +107,9 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<EvalReport> {
         if held.is_empty() {
             continue;
         }
-        let train: Vec<&Entry> = db.entries.iter().filter(|e| e.program != p.name).collect();
+        // The program is held out with its loop-order variants.
+        let out = embeddings::db::origin(&p.name);
+        let train: Vec<&Entry> = db.entries.iter().filter(|e| e.origin() != out).collect();
         let model = Embedder::new(embeddings::embed::train(&train, &cfg.train)?)?;
         let mut embedding = EmbeddingRanker::new(&model, &db, false)?;
         let mut raw = RawFeatureRanker::new(&train, &db);
@@ -196,7 +198,7 @@ fn held_out(
     let e = &db.entries[me];
     let (program, nest) = (bench.program, bench.nest);
     let mut speedups = Speedups::new(bench)?;
-    let usable = |x: &Entry| x.program != e.program && x.best().is_some();
+    let usable = |x: &Entry| x.origin() != e.origin() && x.best().is_some();
     let mut methods = BTreeMap::new();
     for ranker in rankers {
         let order = ranker.rank(db, Query::Entry(me), &usable)?;

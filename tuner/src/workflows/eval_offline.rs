@@ -38,7 +38,9 @@ pub fn evaluate_offline(
         if held.is_empty() {
             continue;
         }
-        let fold: Vec<&Entry> = db.entries.iter().filter(|e| e.program != p).collect();
+        // The program is held out with its loop-order variants.
+        let out = embeddings::db::origin(p);
+        let fold: Vec<&Entry> = db.entries.iter().filter(|e| e.origin() != out).collect();
         let model = Embedder::new(embeddings::embed::train(&fold, train)?)?;
         let mut embedding = EmbeddingRanker::new(&model, db, false)?;
         let mut raw = RawFeatureRanker::new(&fold, db);
@@ -77,7 +79,7 @@ fn held_out(
     k: usize,
 ) -> Result<EvalRow> {
     let e = &db.entries[me];
-    let usable = |x: &Entry| x.program != e.program && x.best().is_some();
+    let usable = |x: &Entry| x.origin() != e.origin() && x.best().is_some();
     let best_known = e.transfers.iter().map(|t| t.speedup).fold(1.0f64, f64::max);
     let mut methods = BTreeMap::new();
     for ranker in rankers.iter_mut() {
@@ -176,14 +178,16 @@ mod tests {
                 entry("b", 0.1, "rb"),
                 entry("c", 5.0, "rc"),
                 entry("d", 0.2, "rb"),
+                // A loop-order variant of "a": held out with it, never picked.
+                entry("a@nest0-b0-10", 0.05, "rv"),
             ],
         };
-        let row: Vec<Transfer> = [(0, 3.1), (1, 1.5), (2, 3.0), (3, 1.5)]
+        let row: Vec<Transfer> = [(0, 3.1), (1, 1.5), (2, 3.0), (3, 1.5), (4, 3.1)]
             .iter()
             .map(|&(i, s)| transfer(&db.entries[i], s))
             .collect();
         db.entries[0].transfers = row;
-        let train: Vec<&Entry> = db.entries[1..].iter().collect();
+        let train: Vec<&Entry> = db.entries[1..4].iter().collect();
         let mut raw = RawFeatureRanker::new(&train, &db);
         let one = held_out(&db, 0, &mut [&mut raw], 1).unwrap();
         let m = &one.methods[&RankerKind::RawFeatures];

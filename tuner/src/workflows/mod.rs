@@ -9,6 +9,7 @@ pub mod eval_offline;
 pub mod refeature;
 pub mod speedups;
 pub mod transfer;
+pub mod variants;
 
 use crate::nest_bench::Measuring;
 use crate::run::{checked_dry_run, DryRun, RunConfig};
