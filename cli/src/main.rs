@@ -207,6 +207,12 @@ struct ApplyArgs {
     /// where the program's output shows the difference.
     #[arg(long)]
     reassociate: bool,
+    /// Where the transferred recipes fall short of what their neighbours reached (under
+    /// 90% of it), up to N more measurements of a local search seeded from the best of
+    /// them (one edit at a time: a parameter moved, a step added or removed); its
+    /// candidates are reported as `refine`.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    refine: usize,
 }
 
 #[derive(clap::Args)]
@@ -467,6 +473,7 @@ pub(crate) struct PipelineOptions<'a> {
     pub(crate) check_runs: usize,
     pub(crate) budget_s: Option<f64>,
     pub(crate) reassociate: bool,
+    pub(crate) refine: usize,
 }
 
 impl PipelineOptions<'_> {
@@ -490,6 +497,7 @@ impl PipelineOptions<'_> {
         }
         p.timeout = Duration::from_secs_f64(self.timeout);
         p.reassociate = self.reassociate;
+        p.refine = self.refine;
         p.check_runs(self.check_runs).budget(
             self.budget_s
                 .map(|s| Duration::try_from_secs_f64(s.max(0.0)).unwrap_or(Duration::MAX)),
@@ -520,6 +528,7 @@ fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
         check_runs: a.check_runs,
         budget_s: a.budget_s,
         reassociate: a.reassociate,
+        refine: a.refine,
     }
     .pipeline();
     // On a terminal, what is being done now: a program may run for minutes.

@@ -200,6 +200,81 @@ fn build_train_embed_apply() {
     assert_eq!(got.code, 0);
     assert_eq!(got.stdout, want.stdout);
 
+    // --refine 2: where the transferred recipes fall short of 90% of the speedup their
+    // neighbours recorded (at MINI they do, unless the noise says otherwise), at most two
+    // more candidates, each one edit from a measured one, reported as `refine`.
+    let refined = d.join("refined.json");
+    run(&[
+        "apply",
+        "syrk.c",
+        "-DMINI_DATASET",
+        "-lm",
+        "--db",
+        db.to_str().unwrap(),
+        "--model",
+        model.to_str().unwrap(),
+        "--top-k",
+        "2",
+        "--repetitions",
+        "5",
+        "--check-runs",
+        "0",
+        "--refine",
+        "2",
+        "-o",
+        d.join("refined.c").to_str().unwrap(),
+        "--report",
+        refined.to_str().unwrap(),
+    ]);
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&refined).unwrap()).unwrap();
+    let n = &r["nests"][0];
+    let candidates = n["candidates"].as_array().unwrap();
+    let (refine, others): (Vec<_>, Vec<_>) = candidates
+        .iter()
+        .partition(|c| c["from"]["program"] == "refine");
+    let ran = [
+        "verified",
+        "wrong result",
+        "crashed",
+        "timed out",
+        "build failed",
+        "unverified",
+    ];
+    let measured: Vec<_> = others
+        .iter()
+        .filter(|c| ran.contains(&c["verdict"].as_str().unwrap()))
+        .collect();
+    let expected = measured
+        .iter()
+        .map(|c| c["from"]["speedup_there"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let reached = measured
+        .iter()
+        .filter(|c| c["verdict"] == "verified")
+        .map(|c| c["speedup"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    if reached >= 1.0 && reached >= 0.9 * expected {
+        assert!(refine.is_empty(), "{n}");
+    } else {
+        assert!((1..=2).contains(&refine.len()), "{n}");
+        let steps = |c: &serde_json::Value| c["recipe"]["steps"].as_array().unwrap().len() as i64;
+        for c in &refine {
+            // One edit from the seed: the fastest verified candidate, or none.
+            assert!(
+                c["from"]["nest"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("one edit from "),
+                "{c}"
+            );
+            assert!(
+                others.iter().any(|o| (steps(o) - steps(c)).abs() <= 1) || steps(c) == 1,
+                "{c}"
+            );
+            assert!(!c["why"].as_str().unwrap().is_empty(), "{c}");
+        }
+    }
+
     // A damaged database: one line naming the file, exit 2, the file untouched.
     let bytes = std::fs::read(&db).unwrap();
     let broken = d.join("broken.db");

@@ -54,6 +54,7 @@ use std::time::Duration;
 mod dense;
 mod order;
 mod priority;
+mod refine;
 mod stencil;
 mod whole;
 
@@ -142,6 +143,10 @@ pub struct Pipeline {
     /// order (`--reassociate`, as `-ffast-math` would): a tuned program that prints
     /// other results is kept, and said so, instead of falling back to bit-exact recipes.
     pub reassociate: bool,
+    /// Measurements of a local search around the best transferred recipe where the
+    /// transferred ones fall short of what their neighbours reached (`--refine N`,
+    /// `pipeline/refine.rs`); 0: none.
+    pub refine: usize,
 }
 
 impl std::fmt::Debug for Pipeline {
@@ -153,6 +158,7 @@ impl std::fmt::Debug for Pipeline {
             .field("model", &self.model)
             .field("measure", &self.measure)
             .field("check_runs", &self.check_runs)
+            .field("refine", &self.refine)
             .finish_non_exhaustive()
     }
 }
@@ -173,6 +179,7 @@ impl Pipeline {
             check_runs: 5,
             budget: None,
             reassociate: false,
+            refine: 0,
         }
     }
 
@@ -693,15 +700,28 @@ impl Pipeline {
                 }
             }
         }
-        let measured = self.measure_picks(
+        let time_left =
+            || share.map(|d| d.saturating_sub(Duration::from_secs_f64(clock.elapsed())));
+        let mut measured = self.measure_picks(
             ctx,
             bench,
             &base,
             &picks,
             Proposer::Transfer,
             &mut candidates,
-            share.map(|d| d.saturating_sub(Duration::from_secs_f64(clock.elapsed()))),
+            time_left(),
         )?;
+        if self.refine > 0 {
+            self.refine(
+                ctx,
+                bench,
+                &base,
+                &mut candidates,
+                &mut picks,
+                &mut measured,
+                &time_left,
+            )?;
+        }
         self.complete_baseline(bench, &mut base, &mut candidates)?;
         Ok(nest_report(
             ctx, bench, base, candidates, &picks, measured, flops, time, &clock,

@@ -86,6 +86,7 @@ pub fn cmd_batch(a: BatchArgs) -> Result<i32, Error> {
         check_runs: a.check_runs,
         budget_s: None,
         reassociate: false,
+        refine: 0,
     }
     .pipeline();
     let summary = if a.merge {

@@ -3,7 +3,7 @@
 //! to list, enumerates them. Strategies choose among its members.
 
 mod staged;
-mod tree;
+pub(crate) mod tree;
 
 pub use staged::{StagedSpace, TILE_SIZES};
 pub use tree::{next_steps, TreeSpace, FACTORS};

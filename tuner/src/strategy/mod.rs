@@ -4,6 +4,7 @@
 mod evolutionary;
 mod grid;
 mod listed;
+pub mod local;
 mod random;
 
 pub use evolutionary::EvolutionaryStrategy;
@@ -102,6 +103,8 @@ pub enum Proposer {
     Whole,
     /// A search strategy.
     Search(StrategyKind),
+    /// The local search of `tune apply --refine` around the best transferred recipe.
+    Refine,
 }
 
 impl fmt::Display for Proposer {
@@ -111,6 +114,7 @@ impl fmt::Display for Proposer {
             Proposer::Transfer => f.pad("transfer"),
             Proposer::Whole => f.pad("whole-nest"),
             Proposer::Search(k) => f.pad(k.name()),
+            Proposer::Refine => f.pad("refine"),
         }
     }
 }
@@ -128,6 +132,7 @@ impl TryFrom<String> for Proposer {
             "baseline" => Ok(Proposer::Baseline),
             "transfer" => Ok(Proposer::Transfer),
             "whole-nest" => Ok(Proposer::Whole),
+            "refine" => Ok(Proposer::Refine),
             other => other
                 .parse()
                 .map(Proposer::Search)
@@ -149,7 +154,12 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", k.name()));
             assert_eq!(serde_json::from_str::<Proposer>(&json).unwrap(), p);
         }
-        for p in [Proposer::Baseline, Proposer::Transfer, Proposer::Whole] {
+        for p in [
+            Proposer::Baseline,
+            Proposer::Transfer,
+            Proposer::Whole,
+            Proposer::Refine,
+        ] {
             let json = serde_json::to_string(&p).unwrap();
             assert_eq!(serde_json::from_str::<Proposer>(&json).unwrap(), p);
         }
