@@ -443,6 +443,7 @@ fn cmd_search(a: SearchArgs, program_args: Vec<String>) -> Result<i32, Error> {
         },
         jobs: a.jobs,
         time_limit: a.time_limit.map(|s| Duration::from_secs_f64(s.max(0.0))),
+        nests: Vec::new(),
     };
     let searched = search(&cfg)?;
     if let Some(out) = &a.output {

@@ -75,6 +75,10 @@ pub struct Program {
     /// has no verdict tables (generated suites, see [`synth`]).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub verdicts: String,
+    /// The nests that database builds search (all when empty): a loop-order variant
+    /// names the one nest it changed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nests: Vec<String>,
 }
 
 /// A suite manifest.

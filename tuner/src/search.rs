@@ -35,6 +35,8 @@ pub struct SearchConfig {
     /// Wall time per nest for this run (compiling and measuring candidates); the search
     /// of a nest stops at whichever of `budget` and this comes first.
     pub time_limit: Option<Duration>,
+    /// Only these nests are searched (all when empty).
+    pub nests: Vec<String>,
 }
 
 /// The outcome for one nest.
@@ -108,6 +110,9 @@ pub fn search(cfg: &SearchConfig) -> Result<Searched> {
     let mut log = open_log(&records)?;
     let mut results = Vec::new();
     for nest in &dry.nests {
+        if !cfg.nests.is_empty() && !cfg.nests.contains(&nest.name) {
+            continue;
+        }
         let started = Instant::now();
         let bench = NestBench::new(&dry, nest, &cfg.run.args.cflags, &cfg.measuring);
         let mut mine = NestRecords {

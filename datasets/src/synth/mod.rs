@@ -149,6 +149,7 @@ pub fn write_suite(dir: &Path, programs: &[SynthProgram]) -> std::io::Result<Pat
             family: p.family.clone(),
             flags: vec!["-lm".to_string()],
             verdicts: String::new(),
+            nests: Vec::new(),
         });
         if !families.contains(&p.family.as_str()) {
             families.push(&p.family);

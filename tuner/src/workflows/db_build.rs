@@ -143,6 +143,7 @@ pub fn build(cfg: &BuildConfig, events: &Events) -> Result<Database> {
             measuring: m.clone(),
             jobs: cfg.jobs,
             time_limit: cfg.time_limit,
+            nests: p.nests.clone(),
         };
         let searched = match search(&scfg) {
             Ok(s) => s,

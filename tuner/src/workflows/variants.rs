@@ -26,6 +26,8 @@ pub struct Variant {
     pub name: String,
     /// The program it is a variant of.
     pub origin: String,
+    /// The nest it changed.
+    pub nest: String,
     /// Its source.
     pub source: String,
 }
@@ -99,6 +101,7 @@ pub fn variants_of(suite: &Suite, p: &datasets::Program) -> Result<Vec<Variant>>
                 out.push(Variant {
                     name: format!("{}@{}-b{at}-{tag}", p.name, nest.name),
                     origin: p.name.clone(),
+                    nest: nest.name.clone(),
                     source: x,
                 });
             }
@@ -144,6 +147,7 @@ pub fn write_variants(sel: &SuiteSelection, dir: &Path) -> Result<(PathBuf, usiz
                 family: p.family.clone(),
                 flags: p.flags.clone(),
                 verdicts: String::new(),
+                nests: vec![v.nest],
             });
         }
     }
