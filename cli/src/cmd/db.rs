@@ -113,6 +113,13 @@ pub struct DbTransferArgs {
     /// Measure complete rows again.
     #[arg(long)]
     again: bool,
+    /// Sources per nest instead of every entry: the nest's own recipe, the entries of
+    /// other programs nearest by raw features (half), a seeded draw of the rest.
+    #[arg(long, value_name = "N", value_parser = crate::cmd::positive_count)]
+    sample: Option<usize>,
+    /// Seed of the draw (--sample).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
     /// Timed repetitions per variant, at most: measured as `tune apply` measures (at
     /// least 5, stopping once the median's interval is within ±2%; runs of microseconds
     /// repeated to 20 ms).
@@ -503,6 +510,8 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                 suite: a.on.selection(),
                 again: a.again,
                 measuring: measuring(a.repetitions, &a.on.cache_dir),
+                sample: a.sample,
+                seed: a.seed,
             };
             let s = transfer::measure(&cfg, &crate::cmd::lines())?;
             eprintln!(

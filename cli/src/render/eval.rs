@@ -53,6 +53,21 @@ pub fn render_eval(r: &EvalReport) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    if r.variants > 0 {
+        let _ = writeln!(
+            out,
+            "loop-order variants whose first pick is of the original's recipe family ({}): {}",
+            r.variants,
+            RankerKind::ALL
+                .iter()
+                .map(|k| format!(
+                    "{k} {:.0}%",
+                    100.0 * r.variant_agreement.get(k).copied().unwrap_or(0.0)
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     let _ = writeln!(
         out,
         "{} held-out nests, {} measurements, {:.0} s",

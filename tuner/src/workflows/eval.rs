@@ -67,6 +67,13 @@ pub struct EvalReport {
     /// How many held-out nests' best known speedup is at least [`GAIN`].
     #[serde(default)]
     pub gaining: usize,
+    /// Held-out nests of loop-order variants whose original's nest was held out too.
+    #[serde(default)]
+    pub variants: usize,
+    /// Ranker → share of those variants whose first pick's recipe is of the family (the
+    /// set of step kinds) of the original's first pick ([`variant_agreement`]).
+    #[serde(default)]
+    pub variant_agreement: BTreeMap<RankerKind, f64>,
     /// Variants measured.
     pub measured: usize,
     /// Wall time (seconds).
@@ -142,12 +149,9 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<EvalReport> {
             rows.push(row);
         }
     }
-    Ok(EvalReport::new(
-        cfg.k,
-        rows,
-        measured,
-        started.elapsed().as_secs_f64(),
-    ))
+    let mut report = EvalReport::new(cfg.k, rows, measured, started.elapsed().as_secs_f64());
+    report.add_variant_agreement(&db);
+    Ok(report)
 }
 
 /// Where a best known speedup counts as a gain worth transferring.
@@ -179,10 +183,79 @@ impl EvalReport {
                 .map(|&x| (x, rate(&gaining, x)))
                 .collect(),
             gaining: gaining.len(),
+            variants: 0,
+            variant_agreement: BTreeMap::new(),
             rows,
             measured,
             seconds,
         }
+    }
+}
+
+/// The step kinds of a recipe (JSON of a role recipe), sorted and distinct: its family.
+pub fn recipe_family(json: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Ok(r) = serde_json::from_str::<ir::canonical::RoleRecipe>(json) {
+        for s in r.steps {
+            let v = serde_json::to_value(&s.step).expect("steps serialize");
+            if let Some(k) = v.get("step").and_then(|k| k.as_str()) {
+                out.push(k.to_string());
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+impl EvalReport {
+    /// Sets [`EvalReport::variants`] and [`EvalReport::variant_agreement`]: per ranker,
+    /// the share of rows of loop-order variants (`db::origin` differs from the program)
+    /// whose first pick's recipe family equals that of the row of the original's same
+    /// nest (both held out in one fold, so both rank the same entries).
+    pub fn add_variant_agreement(&mut self, db: &Database) {
+        let family = |row: &EvalRow, k: RankerKind| -> Option<Vec<String>> {
+            let (p, n, _) = row.methods.get(&k)?.neighbours.first()?;
+            let e = db
+                .entries
+                .iter()
+                .find(|e| &e.program == p && &e.nest == n)?;
+            Some(recipe_family(e.best()?))
+        };
+        let pairs: Vec<(&EvalRow, &EvalRow)> = self
+            .rows
+            .iter()
+            .filter(|r| embeddings::db::origin(&r.program) != r.program)
+            .filter_map(|r| {
+                let o = embeddings::db::origin(&r.program);
+                let orig = self
+                    .rows
+                    .iter()
+                    .find(|x| x.program == o && x.nest == r.nest)?;
+                Some((r, orig))
+            })
+            .collect();
+        self.variants = pairs.len();
+        self.variant_agreement = RankerKind::ALL
+            .iter()
+            .map(|&k| {
+                let same = pairs
+                    .iter()
+                    .filter(|(v, o)| {
+                        let a = family(v, k);
+                        a.is_some() && a == family(o, k)
+                    })
+                    .count();
+                (
+                    k,
+                    if pairs.is_empty() {
+                        0.0
+                    } else {
+                        same as f64 / pairs.len() as f64
+                    },
+                )
+            })
+            .collect();
     }
 }
 
@@ -249,4 +322,110 @@ fn held_out(
         methods,
     };
     Ok((row, speedups.measured))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflows::test_entry::entry;
+    use ir::canonical::{Role, RoleRecipe, RoleStep};
+    use ir::program::LoopKind;
+    use ir::transform::{Schedule, Step};
+
+    fn recipe(steps: Vec<Step>) -> String {
+        let role = Role {
+            depth: 0,
+            kind: LoopKind::Map,
+            innermost: false,
+            out_dim: Some(1),
+            unit_stride: false,
+            tile: false,
+            trip: None,
+        };
+        serde_json::to_string(&RoleRecipe {
+            steps: steps
+                .into_iter()
+                .map(|step| RoleStep {
+                    step,
+                    role: role.clone(),
+                    band: Vec::new(),
+                })
+                .collect(),
+        })
+        .unwrap()
+    }
+
+    fn parallel(at: usize) -> Step {
+        Step::Parallelize {
+            at,
+            schedule: Schedule::Static,
+            chunk: None,
+            collapse: None,
+        }
+    }
+
+    fn row(program: &str, first_pick: &str) -> EvalRow {
+        let pick = MethodOutcome {
+            neighbours: vec![(first_pick.into(), "nest0".into(), 0.5)],
+            speedups: vec![2.0],
+            kept: 2.0,
+            hit: true,
+        };
+        EvalRow {
+            program: program.into(),
+            nest: "nest0".into(),
+            best_known: 2.0,
+            search_best: 2.0,
+            recorded: 2.0,
+            methods: [(RankerKind::RawFeatures, pick)].into_iter().collect(),
+        }
+    }
+
+    #[test]
+    fn a_family_is_the_set_of_step_kinds() {
+        let r = recipe(vec![
+            parallel(0),
+            Step::Vectorize { at: 2, width: None },
+            parallel(1),
+        ]);
+        assert_eq!(recipe_family(&r), ["parallelize", "vectorize"]);
+        assert!(recipe_family("not json").is_empty());
+    }
+
+    #[test]
+    fn variants_agree_when_their_first_picks_share_a_family() {
+        let pv = recipe(vec![parallel(0), Step::Vectorize { at: 1, width: None }]);
+        // The same family with other positions.
+        let pv2 = recipe(vec![Step::Vectorize { at: 2, width: None }, parallel(1)]);
+        let t = recipe(vec![Step::Tile {
+            at: 0,
+            sizes: vec![32],
+            inner: Vec::new(),
+        }]);
+        let db = Database {
+            feature_version: embeddings::FEATURE_VERSION,
+            model: String::new(),
+            entries: vec![
+                entry("x", 0.0, &pv),
+                entry("y", 0.0, &pv2),
+                entry("z", 0.0, &t),
+            ],
+        };
+        let mut r = EvalReport::new(
+            1,
+            vec![
+                row("a", "x"),
+                row("a@nest0-b0-10", "y"),
+                row("a@nest0-b0-21", "z"),
+                // A variant whose original was not evaluated does not count.
+                row("b@nest0-b0-10", "x"),
+            ],
+            0,
+            0.0,
+        );
+        r.add_variant_agreement(&db);
+        assert_eq!(r.variants, 2);
+        assert_eq!(r.variant_agreement[&RankerKind::RawFeatures], 0.5);
+        assert_eq!(r.variant_agreement[&RankerKind::Embedding], 0.0);
+    }
 }

@@ -68,7 +68,9 @@ pub fn evaluate_offline(
             "no entry of the database has a transfer row (tune db transfer measures them)".into(),
         ));
     }
-    Ok(EvalReport::new(k, rows, 0, started.elapsed().as_secs_f64()))
+    let mut report = EvalReport::new(k, rows, 0, started.elapsed().as_secs_f64());
+    report.add_variant_agreement(db);
+    Ok(report)
 }
 
 /// What each ranker's first K distinct recorded recipes reach on entry `me`.
@@ -126,35 +128,8 @@ fn held_out(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workflows::test_entry::entry;
     use embeddings::db::Transfer;
-    use embeddings::features::{ACCESS_DIM, GLOBAL_DIM, LOOP_DIM, MACHINE_DIM, PERF_DIM};
-    use embeddings::NestFeatures;
-
-    /// An entry whose features are `x` everywhere, with best recipe `recipe`.
-    fn entry(program: &str, x: f32, recipe: &str) -> Entry {
-        Entry {
-            program: program.into(),
-            nest: "nest0".into(),
-            fingerprint: String::new(),
-            features: NestFeatures {
-                version: embeddings::FEATURE_VERSION,
-                loops: vec![vec![x; LOOP_DIM]],
-                loop_parent: vec![None],
-                accesses: vec![vec![x; ACCESS_DIM]],
-                access_loop: vec![0],
-                global: vec![x; GLOBAL_DIM],
-                perf: vec![0.0; PERF_DIM],
-                perf_mask: vec![0.0; PERF_DIM],
-                machine: vec![0.0; MACHINE_DIM],
-            },
-            embedding: Vec::new(),
-            recipes: vec![(recipe.into(), 2.0)],
-            baseline_s: 1.0,
-            tuned_s: 0.5,
-            machine: "m".into(),
-            transfers: Vec::new(),
-        }
-    }
 
     fn transfer(source: &Entry, speedup: f64) -> Transfer {
         Transfer {

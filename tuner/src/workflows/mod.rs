@@ -58,3 +58,37 @@ pub fn prepare(
     let run = RunConfig::tuning(args.clone(), m.cache_root.clone(), m.toolchain.clone());
     Ok((args, checked_dry_run(&run)?))
 }
+
+/// Database entries made up for tests.
+#[cfg(test)]
+pub(crate) mod test_entry {
+    use embeddings::db::Entry;
+    use embeddings::features::{ACCESS_DIM, GLOBAL_DIM, LOOP_DIM, MACHINE_DIM, PERF_DIM};
+    use embeddings::NestFeatures;
+
+    /// An entry whose features are `x` everywhere, with best recipe `recipe`.
+    pub(crate) fn entry(program: &str, x: f32, recipe: &str) -> Entry {
+        Entry {
+            program: program.into(),
+            nest: "nest0".into(),
+            fingerprint: String::new(),
+            features: NestFeatures {
+                version: embeddings::FEATURE_VERSION,
+                loops: vec![vec![x; LOOP_DIM]],
+                loop_parent: vec![None],
+                accesses: vec![vec![x; ACCESS_DIM]],
+                access_loop: vec![0],
+                global: vec![x; GLOBAL_DIM],
+                perf: vec![0.0; PERF_DIM],
+                perf_mask: vec![0.0; PERF_DIM],
+                machine: vec![0.0; MACHINE_DIM],
+            },
+            embedding: Vec::new(),
+            recipes: vec![(recipe.into(), 2.0)],
+            baseline_s: 1.0,
+            tuned_s: 0.5,
+            machine: "m".into(),
+            transfers: Vec::new(),
+        }
+    }
+}
