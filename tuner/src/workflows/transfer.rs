@@ -175,7 +175,7 @@ fn sampled(db: &Database, j: usize, all: &[usize], n: usize, seed: u64) -> Resul
     let everyone: Vec<&Entry> = db.entries.iter().collect();
     let mut raw = RawFeatureRanker::new(&everyone, db);
     for (i, _) in raw.rank(db, Query::Entry(j), &others)? {
-        if out.len() >= 1 + n / 2 {
+        if out.len() > n / 2 {
             break;
         }
         out.push(i);
