@@ -11,7 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUDGET="${BUDGET:-20}"
-SYNTH="${SYNTH:-40}"
+SYNTH="${SYNTH:-240}"
+SAMPLE="${SAMPLE:-12}"
 VARIANTS="${VARIANTS:-1}"
 SEED="${SEED:-1}"
 out=models/default
@@ -36,12 +37,15 @@ if [ "$VARIANTS" -gt 0 ]; then
     --budget $((BUDGET / 2)) --time-limit 30 --seed "$SEED" -o "$out/tune.db"
 fi
 # Every entry's best recipe on every nest: the rows the contrastive term learns from.
-TUNE_CACHE="$cache" $tune db transfer --db "$out/tune.db"
+# Sampled (--sample): the nest's own recipe, its nearest others and a seeded draw.
+TUNE_CACHE="$cache" $tune db transfer --db "$out/tune.db" --sample "$SAMPLE"
 if [ "$SYNTH" -gt 0 ]; then
-  TUNE_CACHE="$cache" $tune db transfer --db "$out/tune.db" --suite target/synth/suite.json
+  TUNE_CACHE="$cache" $tune db transfer --db "$out/tune.db" --suite target/synth/suite.json \
+    --sample "$SAMPLE"
 fi
 if [ "$VARIANTS" -gt 0 ]; then
-  TUNE_CACHE="$cache" $tune db transfer --db "$out/tune.db" --suite target/variants/suite.json
+  TUNE_CACHE="$cache" $tune db transfer --db "$out/tune.db" --suite target/variants/suite.json \
+    --sample "$SAMPLE"
 fi
 $tune model train --db "$out/tune.db" -o "$out/model" --seed "$SEED" --epochs 150
 $tune db embed --db "$out/tune.db" --model "$out/model"

@@ -11,9 +11,9 @@
 //!
 //! A file is accepted only whole: wrong magic, a version this build does not read, a
 //! length that does not match the file, or a checksum mismatch are refused before the
-//! payload is decoded. Version 1 payloads (databases without transfer measurements)
-//! are still read: [`open`] hands back the version and the caller decodes the layout of
-//! that version.
+//! payload is decoded. Version 1 payloads (databases without transfer measurements) and
+//! version 2 payloads (entries without their vector ISA) are still read: [`open`] hands
+//! back the version and the caller decodes the layout of that version.
 //! Files are written to a temporary name, synced, and renamed over the target, so a
 //! crash never leaves a half-written database under the real name.
 
@@ -23,7 +23,7 @@ use std::path::Path;
 
 pub const MAGIC: [u8; 8] = *b"TUNEDB\0\x1a";
 /// The version written.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// The oldest version read.
 pub const OLDEST_VERSION: u32 = 1;
 const HEADER: usize = 8 + 4 + 8 + 32;

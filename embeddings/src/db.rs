@@ -29,6 +29,9 @@ pub struct Entry {
     pub tuned_s: f64,
     /// Host the times were measured on.
     pub machine: String,
+    /// The vector instruction set of that host ([`vector_isa`]: `avx512`, `avx2`,
+    /// `sse`); empty where the entry predates format 3 (unknown: matches any).
+    pub isa: String,
     /// Other entries' best recipes re-fitted to this nest and measured on its saved
     /// data against one baseline (`tune db transfer`): what the model's contrastive
     /// term learns which nests are alike from. Empty until measured.
@@ -83,7 +86,72 @@ impl Entry {
     }
 }
 
-/// Format 1 of the database (before transfer measurements), read and upgraded.
+/// The vector instruction set a machine's CPU flags name: `avx512` (AVX-512F), `avx2`,
+/// or `sse` (neither).
+pub fn vector_isa(flags: &[String]) -> &'static str {
+    if flags.iter().any(|f| f == "avx512f") {
+        "avx512"
+    } else if flags.iter().any(|f| f == "avx2") {
+        "avx2"
+    } else {
+        "sse"
+    }
+}
+
+/// Format 2 of the database (before entries named their vector ISA), read and upgraded.
+mod v2 {
+    use super::*;
+
+    #[derive(Deserialize)]
+    pub struct Entry {
+        pub program: String,
+        pub nest: String,
+        pub fingerprint: String,
+        pub features: NestFeatures,
+        pub embedding: Vec<f32>,
+        pub recipes: Vec<(String, f64)>,
+        pub baseline_s: f64,
+        pub tuned_s: f64,
+        pub machine: String,
+        pub transfers: Vec<Transfer>,
+    }
+
+    #[derive(Deserialize)]
+    pub struct Database {
+        pub feature_version: u32,
+        pub model: String,
+        pub entries: Vec<Entry>,
+    }
+
+    impl From<Database> for super::Database {
+        fn from(d: Database) -> Self {
+            super::Database {
+                feature_version: d.feature_version,
+                model: d.model,
+                entries: d
+                    .entries
+                    .into_iter()
+                    .map(|e| super::Entry {
+                        program: e.program,
+                        nest: e.nest,
+                        fingerprint: e.fingerprint,
+                        features: e.features,
+                        embedding: e.embedding,
+                        recipes: e.recipes,
+                        baseline_s: e.baseline_s,
+                        tuned_s: e.tuned_s,
+                        machine: e.machine,
+                        isa: String::new(),
+                        transfers: e.transfers,
+                    })
+                    .collect(),
+            }
+        }
+    }
+}
+
+/// Format 1 of the database (before transfer measurements), read and upgraded through
+/// format 2.
 mod v1 {
     use super::*;
 
@@ -107,15 +175,15 @@ mod v1 {
         entries: Vec<Entry>,
     }
 
-    impl From<Database> for super::Database {
+    impl From<Database> for super::v2::Database {
         fn from(d: Database) -> Self {
-            super::Database {
+            super::v2::Database {
                 feature_version: d.feature_version,
                 model: d.model,
                 entries: d
                     .entries
                     .into_iter()
-                    .map(|e| super::Entry {
+                    .map(|e| super::v2::Entry {
                         program: e.program,
                         nest: e.nest,
                         fingerprint: e.fingerprint,
@@ -161,13 +229,18 @@ pub fn distance(a: &[f32], b: &[f32]) -> f32 {
 }
 
 impl Database {
-    /// Reads a database file of the current format, or of format 1 (upgraded: no
-    /// transfers).
+    /// Reads a database file of the current format, or of an older one, upgraded:
+    /// format 1 without transfers, formats 1 and 2 without the entries' vector ISA.
     pub fn load(path: &Path) -> Result<Database, CodecError> {
         let bytes = codec::read_bytes(path)?;
         let name = path.display().to_string();
         match codec::open(&bytes, &name)? {
-            (1, payload) => Ok(codec::decode_payload::<v1::Database>(payload, &name)?.into()),
+            (1, payload) => {
+                let v2: v2::Database =
+                    codec::decode_payload::<v1::Database>(payload, &name)?.into();
+                Ok(v2.into())
+            }
+            (2, payload) => Ok(codec::decode_payload::<v2::Database>(payload, &name)?.into()),
             (_, payload) => codec::decode_payload(payload, &name),
         }
     }
@@ -286,6 +359,7 @@ mod tests {
             baseline_s: 1.0,
             tuned_s: tuned,
             machine: "m".into(),
+            isa: String::new(),
             transfers: Vec::new(),
         }
     }
@@ -401,8 +475,64 @@ mod tests {
         std::fs::write(&path, &bytes).unwrap();
         let err = Database::load(&path).unwrap_err().to_string();
         assert!(
-            err.ends_with("old.db: database format version 7, this tune reads versions 1 to 2"),
+            err.ends_with("old.db: database format version 7, this tune reads versions 1 to 3"),
             "{err}"
         );
+    }
+
+    /// A database written in format 2 (entries without their vector ISA) is read with
+    /// the ISA unknown, its transfer rows kept.
+    #[test]
+    fn reads_format_2() {
+        let mut e = entry("gemm", vec![0.5], 0.5);
+        e.transfers = vec![Transfer {
+            program: "gemm".into(),
+            nest: "nest0".into(),
+            recipe: "r".into(),
+            speedup: 2.5,
+        }];
+        type V2Entry = (
+            String,
+            String,
+            String,
+            NestFeatures,
+            Vec<f32>,
+            Vec<(String, f64)>,
+            f64,
+            f64,
+            String,
+            Vec<Transfer>,
+        );
+        let old: (u32, String, Vec<V2Entry>) = (
+            FEATURE_VERSION,
+            "m2".into(),
+            vec![(
+                e.program.clone(),
+                e.nest.clone(),
+                e.fingerprint.clone(),
+                e.features.clone(),
+                e.embedding.clone(),
+                e.recipes.clone(),
+                e.baseline_s,
+                e.tuned_s,
+                e.machine.clone(),
+                e.transfers.clone(),
+            )],
+        );
+        let mut bytes = codec::encode(&old).unwrap();
+        bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v2.db");
+        std::fs::write(&path, &bytes).unwrap();
+        let db = Database::load(&path).unwrap();
+        assert_eq!(db.model, "m2");
+        assert_eq!(db.entries, vec![e.clone()]);
+        assert_eq!(db.entries[0].isa, "");
+        // Saved again, it is format 3 and keeps an ISA once set.
+        let mut db = db;
+        db.entries[0].isa = "avx2".into();
+        db.save(&path).unwrap();
+        assert_eq!(&std::fs::read(&path).unwrap()[8..12], &3u32.to_le_bytes());
+        assert_eq!(Database::load(&path).unwrap().entries[0].isa, "avx2");
     }
 }

@@ -258,6 +258,7 @@ mod tests {
             baseline_s: 1.0,
             tuned_s: 0.5,
             machine: "m".into(),
+            isa: String::new(),
             transfers: Vec::new(),
         }
     }

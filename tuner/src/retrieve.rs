@@ -46,6 +46,20 @@ impl Visited {
     }
 }
 
+/// `order` with the entries measured on a machine of another vector ISA than `isa`
+/// moved after the others (each part in its order): a recipe found with other vector
+/// registers is tried only where none of this machine's kind is near. Entries whose ISA
+/// is not known count as this machine's.
+pub fn prefer_isa(db: &Database, order: Vec<(usize, f32)>, isa: &str) -> Vec<(usize, f32)> {
+    let same = |i: usize| {
+        let e = &db.entries[i].isa;
+        e.is_empty() || e == isa
+    };
+    let (mut first, rest): (Vec<_>, Vec<_>) = order.into_iter().partition(|&(i, _)| same(i));
+    first.extend(rest);
+    first
+}
+
 /// Walks `order` (database index, distance) until `k` entries are picked or the order
 /// ends; returns every entry met, in order (the picks and those passed over before the
 /// last pick).
@@ -100,6 +114,35 @@ pub fn walk(
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn entries_of_another_vector_isa_come_after_the_others() {
+        let mut db = Database::default();
+        for (k, isa) in ["avx2", "avx512", "", "avx2", "sse"].iter().enumerate() {
+            db.entries.push(crate::workflows::test_entry::entry(
+                &format!("p{k}"),
+                0.0,
+                "r",
+            ));
+            db.entries[k].isa = isa.to_string();
+        }
+        let order: Vec<(usize, f32)> = (0..5).map(|i| (i, i as f32)).collect();
+        let got: Vec<usize> = prefer_isa(&db, order.clone(), "avx512")
+            .into_iter()
+            .map(|x| x.0)
+            .collect();
+        assert_eq!(got, [1, 2, 0, 3, 4]);
+        let got: Vec<usize> = prefer_isa(&db, order, "avx2")
+            .into_iter()
+            .map(|x| x.0)
+            .collect();
+        assert_eq!(got, [0, 2, 3, 1, 4]);
+        assert_eq!(
+            embeddings::db::vector_isa(&["avx2".into(), "avx512f".into()]),
+            "avx512"
+        );
+        assert_eq!(embeddings::db::vector_isa(&["fma".into()]), "sse");
+    }
 
     #[test]
     fn the_walk_picks_distinct_non_empty_recipes_and_passes_over_the_rest() {

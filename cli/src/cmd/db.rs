@@ -302,8 +302,9 @@ pub struct DbEvalArgs {
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
     /// Read what each picked recipe reaches from the held-out nest's transfer row
-    /// instead of measuring it (no dry run, no measurement: seconds per fold); the
-    /// suite options are not used.
+    /// instead of measuring it (no dry run, no measurement: seconds per fold). Holds out
+    /// the programs of --suite or --programs (every program of the database without
+    /// either), each with its loop-order variants.
     #[arg(long)]
     offline: bool,
     #[command(flatten)]
@@ -425,8 +426,22 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                 contrastive_weight: a.contrastive_weight,
                 ..Default::default()
             };
+            // The programs of the suite named (all of the database's without --suite
+            // or --programs).
+            let only = if !a.on.programs.is_empty() {
+                a.on.programs.clone()
+            } else if let Some(s) = &a.on.suite {
+                datasets::Suite::load(s)?
+                    .programs
+                    .iter()
+                    .map(|p| p.name.clone())
+                    .collect()
+            } else {
+                Vec::new()
+            };
             let r = tuner::workflows::eval_offline::evaluate_offline(
                 &db,
+                &only,
                 a.k,
                 &train,
                 &crate::cmd::lines(),

@@ -61,7 +61,11 @@ pub fn entries_of(s: &Searched, machine: Option<&MachineInfo>) -> Result<Vec<Ent
         else {
             continue;
         };
-        out.push(entry(s, r, nest, f, &log));
+        let mut e = entry(s, r, nest, f, &log);
+        if let Some(m) = machine {
+            e.isa = embeddings::db::vector_isa(&m.flags).to_string();
+        }
+        out.push(e);
     }
     Ok(out)
 }
@@ -112,6 +116,7 @@ fn entry(
         baseline_s: r.baseline_s,
         tuned_s: r.best_s,
         machine: profiling::host::hostname(),
+        isa: String::new(),
         transfers: Vec::new(),
     }
 }

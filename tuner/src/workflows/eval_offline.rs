@@ -17,30 +17,36 @@ use embeddings::db::{Database, Entry};
 use embeddings::embed::Embedder;
 use std::collections::BTreeMap;
 
-/// Leave-one-program-out over the programs of `db` whose entries have transfer rows;
+/// Leave-one-program-out over the programs of `db` (those of `only`, all when empty)
+/// whose entries have transfer rows, each held out with its loop-order variants;
 /// `train` trains each fold's model (its seed also orders the random ranker).
 pub fn evaluate_offline(
     db: &Database,
+    only: &[String],
     k: usize,
     train: &models::TrainOptions,
     events: &Events,
 ) -> Result<EvalReport> {
     let started = std::time::Instant::now();
-    let mut programs: Vec<&str> = db.entries.iter().map(|e| e.program.as_str()).collect();
+    let mut programs: Vec<&str> = db
+        .entries
+        .iter()
+        .map(|e| e.origin())
+        .filter(|o| only.is_empty() || only.iter().any(|x| x == o))
+        .collect();
     programs.sort_unstable();
     programs.dedup();
     let mut random = RandomRanker::new(train.seed, Vec::new());
     let mut rows = Vec::new();
     for p in programs {
         let held: Vec<usize> = (0..db.entries.len())
-            .filter(|&i| db.entries[i].program == p && !db.entries[i].transfers.is_empty())
+            .filter(|&i| db.entries[i].origin() == p && !db.entries[i].transfers.is_empty())
             .collect();
         if held.is_empty() {
             continue;
         }
         // The program is held out with its loop-order variants.
-        let out = embeddings::db::origin(p);
-        let fold: Vec<&Entry> = db.entries.iter().filter(|e| e.origin() != out).collect();
+        let fold: Vec<&Entry> = db.entries.iter().filter(|e| e.origin() != p).collect();
         let model = Embedder::new(embeddings::embed::train(&fold, train)?)?;
         let mut embedding = EmbeddingRanker::new(&model, db, false)?;
         let mut raw = RawFeatureRanker::new(&fold, db);

@@ -88,6 +88,7 @@ pub(crate) mod test_entry {
             baseline_s: 1.0,
             tuned_s: 0.5,
             machine: "m".into(),
+            isa: String::new(),
             transfers: Vec::new(),
         }
     }
