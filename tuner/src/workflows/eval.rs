@@ -133,25 +133,30 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<EvalReport> {
             let row = held_out(&db, &bench, me, rankers, cfg.k)?;
             measured += row.1;
             let row = row.0;
-            events(Event::Done {
-                line: &format!(
-                    "{} {}: best known {:.2}x; {}",
-                    p.name,
-                    e.nest,
-                    row.best_known,
-                    RankerKind::ALL
-                        .iter()
-                        .map(|k| format!("{k} {:.2}x", row.methods[k].kept))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            });
+            events(Event::Done { line: &row.line() });
             rows.push(row);
         }
     }
     let mut report = EvalReport::new(cfg.k, rows, measured, started.elapsed().as_secs_f64());
     report.add_variant_agreement(&db);
     Ok(report)
+}
+
+impl EvalRow {
+    /// The progress line of a held-out nest: its best known speedup, each ranker's.
+    pub fn line(&self) -> String {
+        format!(
+            "{} {}: best known {:.2}x; {}",
+            self.program,
+            self.nest,
+            self.best_known,
+            self.methods
+                .iter()
+                .map(|(k, m)| format!("{k} {:.2}x", m.kept))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
 }
 
 /// Where a best known speedup counts as a gain worth transferring.

@@ -11,7 +11,7 @@
 
 use super::eval::{EvalReport, EvalRow, MethodOutcome};
 use crate::events::{Event, Events};
-use crate::ranker::{EmbeddingRanker, Query, RandomRanker, Ranker, RankerKind, RawFeatureRanker};
+use crate::ranker::{EmbeddingRanker, Query, RandomRanker, Ranker, RawFeatureRanker};
 use crate::{Error, Result};
 use embeddings::db::{Database, Entry};
 use embeddings::embed::Embedder;
@@ -53,19 +53,7 @@ pub fn evaluate_offline(
         random.set_space(embedding.vectors().to_vec());
         for me in held {
             let row = held_out(db, me, &mut [&mut embedding, &mut raw, &mut random], k)?;
-            events(Event::Done {
-                line: &format!(
-                    "{} {}: best known {:.2}x; {}",
-                    row.program,
-                    row.nest,
-                    row.best_known,
-                    RankerKind::ALL
-                        .iter()
-                        .map(|k| format!("{k} {:.2}x", row.methods[k].kept))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            });
+            events(Event::Done { line: &row.line() });
             rows.push(row);
         }
     }
@@ -134,6 +122,7 @@ fn held_out(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ranker::RankerKind;
     use crate::workflows::test_entry::entry;
     use embeddings::db::Transfer;
 
