@@ -7,7 +7,10 @@
 //! best recipes differ as recorded (the measured evaluation compares them after they are
 //! re-fitted, so it may skip more) and that the row holds; the best known speedup is the
 //! row's best. Seconds per seed, so that a change of features or model can be judged over
-//! several seeds before a database is measured again.
+//! several seeds before a database is measured again. Rows sampled by `tune db transfer
+//! --sample` hold each nest's nearest entries by raw features by construction, so there
+//! the raw-feature ranker's picks are always read while another ranker's may be passed
+//! over: judge a sampled database with the measured evaluation.
 
 use super::eval::{EvalReport, EvalRow, MethodOutcome};
 use crate::events::{Event, Events};
