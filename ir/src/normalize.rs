@@ -12,8 +12,9 @@
 //!    (a unit stride in the last subscript, or no move at all) innermost. A loop's cost
 //!    sums, over the band's accesses, 0 for an access that does not use its variable, 1
 //!    where the variable is in the last subscript only with coefficient ±1, 4 otherwise
-//!    (as the loop-cost model of locality-driven permutation). Ties go to the loop that
-//!    indexes more accesses, then to the source order. Loops whose bounds name another
+//!    (as the loop-cost model of locality-driven permutation). Of two loops of one cost,
+//!    the one that moves fewer accesses goes outside (the other's cost is unit
+//!    strides), then the source order decides. Loops whose bounds name another
 //!    band loop stay inside it. Where the whole order is illegal, only the cheapest loop
 //!    is moved innermost; where that is illegal too, the band stays as it is.
 //!
@@ -21,7 +22,7 @@
 //! legal program that computes what the nest computes.
 
 use crate::affine::affine_of;
-use crate::program::{Expr, Loop, Node, Program};
+use crate::program::{preorder, Expr, Loop, Node, Program};
 use crate::transform::{apply, Recipe, Step};
 
 /// A nest in normal form.
@@ -55,7 +56,7 @@ pub fn normalize(program: &Program, region: usize, root: usize) -> Option<Normal
         && tries < FISSION_TRIES_PER_LOOP * (count_loops(&out.root) + 4)
     {
         tries += 1;
-        if try_step(&mut out, program, region, root, Step::Fission { at }) {
+        if try_step(&mut out, region, Step::Fission { at }) {
             continue;
         }
         at += 1;
@@ -75,18 +76,12 @@ pub fn normalize(program: &Program, region: usize, root: usize) -> Option<Normal
                     at: start,
                     order: wanted.clone(),
                 };
-                if !try_step(&mut out, program, region, root, step) {
+                if !try_step(&mut out, region, step) {
                     let cheapest = *wanted.last().expect("a band");
                     let mut order: Vec<usize> = (0..len).filter(|b| *b != cheapest).collect();
                     order.push(cheapest);
                     if order != (0..len).collect::<Vec<_>>() {
-                        try_step(
-                            &mut out,
-                            program,
-                            region,
-                            root,
-                            Step::Interchange { at: start, order },
-                        );
+                        try_step(&mut out, region, Step::Interchange { at: start, order });
                     }
                 }
             }
@@ -96,21 +91,14 @@ pub fn normalize(program: &Program, region: usize, root: usize) -> Option<Normal
     Some(out)
 }
 
-/// Applies the recipe so far plus `step` to the original nest; keeps it when legal.
-fn try_step(
-    out: &mut Normalized,
-    program: &Program,
-    region: usize,
-    root: usize,
-    step: Step,
-) -> bool {
-    let mut recipe = out.recipe.clone();
-    recipe.steps.push(step);
-    match apply(program, region, root, &recipe) {
+/// Applies `step` to the nest as it stands; keeps the result when legal.
+fn try_step(out: &mut Normalized, region: usize, step: Step) -> bool {
+    let one = Recipe { steps: vec![step] };
+    match apply(&out.program, region, out.root.id, &one) {
         Ok(t) => {
             out.program = t.program;
             out.root = t.root;
-            out.recipe = recipe;
+            out.recipe.steps.extend(one.steps);
             true
         }
         Err(_) => false,
@@ -119,13 +107,6 @@ fn try_step(
 
 fn count_loops(root: &Loop) -> usize {
     1 + crate::program::loops(&root.body).len()
-}
-
-/// Preorder loops of the nest.
-fn preorder(root: &Loop) -> Vec<&Loop> {
-    let mut v = vec![root];
-    v.extend(crate::program::loops(&root.body));
-    v
 }
 
 /// (position, length) of every maximal perfectly nested band, in preorder: a band starts

@@ -1006,6 +1006,14 @@ pub fn walk_nodes<'a>(body: &'a [Node], f: &mut dyn FnMut(&'a Node, &[&'a Loop])
     go(body, &mut Vec::new(), f)
 }
 
+/// The loops of a nest in preorder, `root` first: position `p` is what recipe steps
+/// call `at: p`.
+pub fn preorder(root: &Loop) -> Vec<&Loop> {
+    let mut v = vec![root];
+    v.extend(loops(&root.body));
+    v
+}
+
 /// All loops of a body in preorder.
 pub fn loops(body: &[Node]) -> Vec<&Loop> {
     let mut out = Vec::new();

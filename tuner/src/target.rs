@@ -38,12 +38,7 @@ impl<'a> Target<'a> {
     }
 }
 
-/// Loops of a nest in preorder (root first): position `p` is what steps call `at: p`.
-pub fn preorder(root: &Loop) -> Vec<&Loop> {
-    let mut v = vec![root];
-    v.extend(ir::program::loops(&root.body));
-    v
-}
+pub use ir::program::preorder;
 
 /// Depth of the perfectly nested band starting at `l`.
 pub fn band_depth(l: &Loop) -> usize {

@@ -180,6 +180,14 @@ pub enum Step {
 }
 
 impl Step {
+    /// The step's kind as recipes spell it (`tile`, `unroll_jam`, ...).
+    pub fn kind(&self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.get("step")?.as_str().map(str::to_string))
+            .unwrap_or_default()
+    }
+
     /// The position of the loop the step applies to.
     pub fn at(&self) -> usize {
         match self {

@@ -13,7 +13,7 @@ use crate::report::{Candidate, CandidateVerdict, Neighbour};
 use crate::strategy::local::neighbours;
 use crate::strategy::Proposer;
 use crate::Result;
-use ir::transform::Recipe;
+use ir::transform::{Recipe, Step};
 use std::time::Duration;
 
 /// A transferred recipe "reaches" its neighbour's speedup when it gets this share of it.
@@ -140,17 +140,7 @@ fn describe(r: &Recipe) -> String {
     if r.steps.is_empty() {
         return "the untransformed nest".into();
     }
-    let kinds: Vec<String> = r
-        .steps
-        .iter()
-        .map(|s| {
-            let json = serde_json::to_value(s).expect("steps serialize");
-            json.get("step")
-                .and_then(|v| v.as_str())
-                .unwrap_or("step")
-                .to_string()
-        })
-        .collect();
+    let kinds: Vec<String> = r.steps.iter().map(Step::kind).collect();
     kinds.join("+")
 }
 

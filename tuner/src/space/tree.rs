@@ -44,7 +44,8 @@ pub const FACTORS: [u32; 3] = [2, 4, 8];
 /// Time tiles of the grid: (rows, steps per block).
 pub const TIME_TILES: [(u32, u32); 2] = [(16, 4), (64, 8)];
 
-fn permutations(m: usize) -> Vec<Vec<usize>> {
+/// Every order of `0..m`.
+pub(crate) fn permutations(m: usize) -> Vec<Vec<usize>> {
     if m == 1 {
         return vec![vec![0]];
     }

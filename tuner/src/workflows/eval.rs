@@ -199,15 +199,9 @@ impl EvalReport {
 
 /// The step kinds of a recipe (JSON of a role recipe), sorted and distinct: its family.
 pub fn recipe_family(json: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Ok(r) = serde_json::from_str::<ir::canonical::RoleRecipe>(json) {
-        for s in r.steps {
-            let v = serde_json::to_value(&s.step).expect("steps serialize");
-            if let Some(k) = v.get("step").and_then(|k| k.as_str()) {
-                out.push(k.to_string());
-            }
-        }
-    }
+    let mut out: Vec<String> = serde_json::from_str::<ir::canonical::RoleRecipe>(json)
+        .map(|r| r.steps.iter().map(|s| s.step.kind()).collect())
+        .unwrap_or_default();
     out.sort();
     out.dedup();
     out

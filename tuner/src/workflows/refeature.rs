@@ -104,11 +104,11 @@ pub fn refeature(cfg: &RefeatureConfig, events: &Events) -> Result<Refeatured> {
             list.join(", ")
         )));
     }
-    let mut k = 0;
-    db.entries.retain(|_| {
-        k += 1;
-        !missing[k - 1]
-    });
+    db.entries = std::mem::take(&mut db.entries)
+        .into_iter()
+        .zip(&missing)
+        .filter_map(|(e, gone)| (!gone).then_some(e))
+        .collect();
     db.feature_version = FEATURE_VERSION;
     db.model.clear();
     db.save(&cfg.db).map_err(Error::WriteDatabase)?;

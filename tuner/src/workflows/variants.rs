@@ -32,23 +32,9 @@ pub struct Variant {
     pub source: String,
 }
 
-/// Every permutation of `0..n` but the identity, in lexicographic order.
+/// Every order of `0..n` but the identity.
 fn permutations(n: usize) -> Vec<Vec<usize>> {
-    fn go(prefix: &mut Vec<usize>, n: usize, out: &mut Vec<Vec<usize>>) {
-        if prefix.len() == n {
-            out.push(prefix.clone());
-            return;
-        }
-        for x in 0..n {
-            if !prefix.contains(&x) {
-                prefix.push(x);
-                go(prefix, n, out);
-                prefix.pop();
-            }
-        }
-    }
-    let mut out = Vec::new();
-    go(&mut Vec::new(), n, &mut out);
+    let mut out = crate::space::tree::permutations(n);
     out.retain(|p| p.iter().enumerate().any(|(i, x)| i != *x));
     out
 }
@@ -67,6 +53,8 @@ fn parse(suite: &Suite, p: &datasets::Program, preset: Preset) -> Result<ir::Pro
 pub fn variants_of(suite: &Suite, p: &datasets::Program) -> Result<Vec<Variant>> {
     let a = parse(suite, p, Preset::Mini)?;
     let b = parse(suite, p, Preset::Small)?;
+    let path = suite.path_of(p);
+    let text = std::fs::read_to_string(&path).map_err(Error::read(&path))?;
     let mut out = Vec::new();
     for nest in ir::codegen::nests(&a) {
         let Some(root) = a.find_loop(nest.region, nest.root) else {
@@ -87,7 +75,6 @@ pub fn variants_of(suite: &Suite, p: &datasets::Program) -> Result<Vec<Variant>>
                 };
                 let write = |prog: &ir::Program| -> Option<String> {
                     let t = apply(prog, nest.region, nest.root, &recipe).ok()?;
-                    let text = std::fs::read_to_string(&prog.file).ok()?;
                     ir::emit::tuned_source(&text, &t.program, prog, &[(nest.region, nest.root)])
                         .ok()
                 };
