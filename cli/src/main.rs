@@ -335,7 +335,21 @@ fn versions_count(s: &str) -> Result<i64, String> {
     }
 }
 
+/// A closed pipe on standard output (`tune db list | head`) ends the process quietly, as
+/// it does for other command-line tools, instead of panicking in `println!`: the Rust
+/// runtime ignores SIGPIPE, which turns the signal into an error every print unwraps.
+/// Files are written through `profiling::files::write_atomic`, so nothing saved is left
+/// half-written.
+fn default_sigpipe() {
+    // SAFETY: called first thing in `main`, before any thread is started; SIG_DFL is
+    // a valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    default_sigpipe();
     let (argv, program_args) = argv::split_argv(&Cli::command(), std::env::args().collect());
     let cli = Cli::parse_from(argv);
     profiling::exclusive::on_warning(|message| eprintln!("tune: warning: {message}"));

@@ -326,3 +326,29 @@ fn the_database_is_db_on_every_command() {
     assert_eq!(list(&["db", "list", "--db", a, "--json"]), by_flag);
     assert_eq!(list(&["db", "list", "--db", b, "--json"]), by_flag);
 }
+
+/// A reader that stops early (`tune db list | head -1`) ends `tune` quietly: no panic
+/// message about a failed print.
+#[test]
+fn closed_stdout_ends_quietly() {
+    use std::process::{Command, Stdio};
+    let db = tune_e2e::workspace().join("models/default/tune.db");
+    let mut child = Command::new(tune_e2e::tune_bin())
+        .args(["db", "list", "--db", db.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the reading end before `tune` has printed its table.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // Either it finished writing into the pipe's buffer first (0) or the signal ended it.
+    use std::os::unix::process::ExitStatusExt;
+    assert!(
+        out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+        "{:?}",
+        out.status
+    );
+}

@@ -1,7 +1,7 @@
 //! Loop-order variants (`tune db variants`): each is one of the suite's programs with
 //! one nest's perfect band in another legal order, the rest of the file untouched, and
 //! it prints bit for bit what the original prints (each output element sums its terms
-//! in the same order).
+//! in the same order). A database built over them names its entries as the suite does.
 
 use datasets::{Preset, Suite};
 use tune_e2e::{cc_run, strings, tune, workspace};
@@ -58,4 +58,41 @@ fn variants_of_three_programs_compute_what_the_originals_compute() {
         assert!(want.stderr_text().contains("fnv="), "{}", p.name);
         assert_eq!(got, want, "{}", p.name);
     }
+
+    // A database built over the variants names each entry as the suite does (the file
+    // is `gemm_at_nest0-b2-10.c`): evaluations hold a variant out with its origin and
+    // transfer rows find its entry by that name.
+    let db = dir.path().join("v.db");
+    let r = tune(
+        &strings(&[
+            "db",
+            "build",
+            "--suite",
+            out.join("suite.json").to_str().unwrap(),
+            "--preset",
+            "MINI",
+            "--programs",
+            "gemm@nest0-b2-10",
+            "--budget",
+            "2",
+            "--repetitions",
+            "3",
+            "-o",
+            db.to_str().unwrap(),
+        ]),
+        dir.path(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr_text());
+    let r = tune(
+        &strings(&["db", "list", "--db", db.to_str().unwrap(), "--json"]),
+        dir.path(),
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    let names: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["program"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["gemm@nest0-b2-10"]);
 }

@@ -200,7 +200,9 @@ fn generate_one(seed: u64, index: u64, family: Family, float_share: f64) -> Synt
     };
     let in_main = cx.rng.chance(0.3);
     let sketch = families::write(family, &mut cx);
-    let name = format!("{}-{:04}-{}", family.name(), index, sketch.tag);
+    // The seed is part of the name: suites of two seeds merge into one database, whose
+    // entries are told apart by program name.
+    let name = format!("{}-s{seed}-{:04}-{}", family.name(), index, sketch.tag);
     let source = render::render(&cx, &sketch, family, &name, seed, index, in_main);
     SynthProgram {
         name,
@@ -246,6 +248,9 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), 80);
+        // Two seeds never share a name.
+        let other = generate(&opts(6, 80));
+        assert!(other.iter().all(|q| !ps.iter().any(|p| p.name == q.name)));
         for (k, p) in ps.iter().enumerate() {
             assert_eq!(p.family, Family::ALL[k % 8].name());
             assert!(p.name.starts_with(&p.family));

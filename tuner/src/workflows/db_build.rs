@@ -48,8 +48,10 @@ pub struct BuildConfig {
     pub out: PathBuf,
 }
 
-/// Database entries of a searched program.
-pub fn entries_of(s: &Searched, machine: Option<&MachineInfo>) -> Result<Vec<Entry>> {
+/// Database entries of a searched program, named `name` (the suite's name of the
+/// program, which every workflow matches entries by; it differs from the file's stem
+/// for loop-order variants, `ORIGIN@nestK-...` in `programs/ORIGIN_at_nestK-....c`).
+pub fn entries_of(s: &Searched, name: &str, machine: Option<&MachineInfo>) -> Result<Vec<Entry>> {
     let log = open_log(&s.records)?;
     let nests = ir::codegen::nests(&s.program);
     let mut out = Vec::new();
@@ -61,7 +63,7 @@ pub fn entries_of(s: &Searched, machine: Option<&MachineInfo>) -> Result<Vec<Ent
         else {
             continue;
         };
-        let mut e = entry(s, r, nest, f, &log);
+        let mut e = entry(s, name, r, nest, f, &log);
         if let Some(m) = machine {
             e.isa = embeddings::db::vector_isa(&m.flags).to_string();
         }
@@ -72,6 +74,7 @@ pub fn entries_of(s: &Searched, machine: Option<&MachineInfo>) -> Result<Vec<Ent
 
 fn entry(
     s: &Searched,
+    name: &str,
     r: &NestResult,
     nest: &Nest,
     features: embeddings::NestFeatures,
@@ -107,7 +110,7 @@ fn entry(
         }
     }
     Entry {
-        program: s.program.name.clone(),
+        program: name.to_string(),
         nest: r.nest.clone(),
         fingerprint,
         features,
@@ -159,7 +162,7 @@ pub fn build(cfg: &BuildConfig, events: &Events) -> Result<Database> {
                 continue;
             }
         };
-        let entries = entries_of(&searched, machine.as_ref())?;
+        let entries = entries_of(&searched, &p.name, machine.as_ref())?;
         let n = entries.len();
         let new = Database {
             feature_version: FEATURE_VERSION,
