@@ -74,19 +74,25 @@ pub fn input(f: &NestFeatures, static_only: bool) -> NestInput {
     }
 }
 
+/// The network every `tune` training builds: the graph encoder with the wide part
+/// (`ModelConfig::wide`: the raw features pooled as [`NestFeatures::flat`] pools them,
+/// each column weighted by training) after the learned embedding.
 pub fn model_config() -> ModelConfig {
-    ModelConfig::new(
+    let mut c = ModelConfig::new(
         LOOP_DIM,
         ACCESS_DIM,
         GLOBAL_DIM,
         MACHINE_DIM,
         PERF_DIM,
         TARGET_DIM,
-    )
+    );
+    c.wide = true;
+    c
 }
 
-/// Default weight of the contrastive term (`tune model train`, `tune db eval`).
-pub const CONTRASTIVE_WEIGHT: f64 = 1.0;
+/// Default weight of the contrastive term (`tune model train`, `tune db eval`); how it
+/// was chosen: `FEATURES.md`.
+pub const CONTRASTIVE_WEIGHT: f64 = 4.0;
 
 /// A transferred recipe that reaches this share of the best speedup measured on a nest
 /// is a hit there (the retrieval evaluation's criterion)...

@@ -43,6 +43,15 @@ pub struct ModelConfig {
     /// L2-normalize the embedding inside the network (the head then sees unit vectors,
     /// and [`Network::embed`](crate::Network::embed) returns unit vectors). Default `true`.
     pub normalize_embedding: bool,
+    /// Append a wide part to the embedding: the nest's input features pooled as the
+    /// raw-feature distance pools them (mean and max of the loop rows and of the access
+    /// rows, the global row, the counters where available, the machine row), each column
+    /// scaled by a learned weight (initially `1/sqrt(width)`). The embedding then starts
+    /// out as the standardized raw features beside the learned part, and training moves
+    /// both; the head sees the learned part only. Default `false` (checkpoints made
+    /// before it read as `false`).
+    #[serde(default)]
+    pub wide: bool,
 }
 
 impl ModelConfig {
@@ -66,7 +75,26 @@ impl ModelConfig {
             embed_dim: DEFAULT_EMBED_DIM,
             message_rounds: DEFAULT_MESSAGE_ROUNDS,
             normalize_embedding: true,
+            wide: false,
         }
+    }
+
+    /// Width of the wide part of the embedding (0 without [`ModelConfig::wide`]).
+    pub fn wide_dim(&self) -> usize {
+        if self.wide {
+            2 * self.loop_dim
+                + 2 * self.access_dim
+                + self.global_dim
+                + self.counter_dim
+                + self.machine_dim
+        } else {
+            0
+        }
+    }
+
+    /// Width of the embedding the network returns: the learned part, then the wide one.
+    pub fn output_dim(&self) -> usize {
+        self.embed_dim + self.wide_dim()
     }
 
     /// Refuses zero widths where they are not allowed, absurd sizes, and too many rounds.

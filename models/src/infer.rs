@@ -20,7 +20,7 @@ use crate::weights::{check, Param};
 /// Embeddings and predictions of a slice of nests, in the slice's order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Outputs {
-    /// One embedding per nest (`embed_dim` values).
+    /// One embedding per nest ([`ModelConfig::output_dim`] values).
     pub embeddings: Vec<Vec<f32>>,
     /// One prediction per nest (`target_dim` values).
     pub predictions: Vec<Vec<f32>>,
@@ -77,6 +77,8 @@ pub struct Network {
     counter_enc: Option<Mlp>,
     merge: Mlp,
     head: Mlp,
+    /// Per-column weights of the wide part ([`ModelConfig::wide`]).
+    wide: Option<Array1<f32>>,
 }
 
 impl std::fmt::Debug for Network {
@@ -106,6 +108,23 @@ fn pool(x: &Array2<f32>) -> (Array1<f32>, Array1<f32>) {
         max.zip_mut_with(&row, |m, &v| *m = m.max(v));
     }
     (sum / x.nrows() as f32, max)
+}
+
+/// The inputs pooled for the wide part of the embedding: mean and max of the loop rows,
+/// of the access rows (left out when accesses have no columns), the global row, the
+/// counters times their mask, the machine row.
+fn wide_part(x: &NestInput, c: &ModelConfig) -> Vec<f32> {
+    let mut out = Vec::with_capacity(c.wide_dim());
+    for (rows, width) in [(&x.loops, c.loop_dim), (&x.accesses, c.access_dim)] {
+        if width > 0 {
+            let (mean, max) = pool(&matrix(rows, width));
+            out.extend(mean.iter().chain(max.iter()));
+        }
+    }
+    out.extend(&x.global);
+    out.extend(x.counters.iter().zip(&x.counter_mask).map(|(v, m)| v * m));
+    out.extend(&x.machine);
+    out
 }
 
 impl Network {
@@ -146,6 +165,11 @@ impl Network {
         let counter_enc = take("counter_enc");
         let merge = take("merge").ok_or_else(|| missing("merge"))?;
         let head = take("head").ok_or_else(|| missing("head"))?;
+        // `check` held the wide weights to their name and shape: the last parameter.
+        let wide = config
+            .wide
+            .then(|| next.next().map(|p| Array1::from_vec(p.data.clone())))
+            .flatten();
         Ok(Network {
             config,
             params,
@@ -157,6 +181,7 @@ impl Network {
             counter_enc,
             merge,
             head,
+            wide,
         })
     }
 
@@ -242,10 +267,12 @@ impl Network {
             z /= sq.max(1e-12).sqrt();
         }
         let y = self.head.forward(z.view());
-        (
-            z.index_axis(Axis(0), 0).to_vec(),
-            y.index_axis(Axis(0), 0).to_vec(),
-        )
+        let mut embedding = z.index_axis(Axis(0), 0).to_vec();
+        if let Some(scale) = &self.wide {
+            let wide = wide_part(x, c);
+            embedding.extend(wide.iter().zip(scale).map(|(v, w)| v * w));
+        }
+        (embedding, y.index_axis(Axis(0), 0).to_vec())
     }
 
     /// Forward passes over validated inputs.
@@ -264,8 +291,9 @@ impl Network {
         Ok(self.run(&refs))
     }
 
-    /// One embedding (`embed_dim` values; unit length when
-    /// [`ModelConfig::normalize_embedding`]) per nest, in order.
+    /// One embedding per nest, in order: `embed_dim` learned values (unit length when
+    /// [`ModelConfig::normalize_embedding`]), then the wide part when
+    /// [`ModelConfig::wide`] ([`ModelConfig::output_dim`] values in all).
     pub fn embed(&self, inputs: &[NestInput]) -> Result<Vec<Vec<f32>>> {
         Ok(self.embed_and_predict(inputs)?.embeddings)
     }

@@ -40,8 +40,14 @@ pub(crate) fn param_shapes(config: &ModelConfig) -> Vec<(String, Vec<i64>)> {
             out.push((format!("{name}.{i}.bias"), vec![w[1] as i64]));
         }
     }
+    if config.wide {
+        out.push((WIDE_SCALE.to_string(), vec![config.wide_dim() as i64]));
+    }
     out
 }
+
+/// The per-column weights of the wide part ([`ModelConfig::wide`]), after every module.
+pub(crate) const WIDE_SCALE: &str = "wide.scale";
 
 /// Whether module `name` ends in a ReLU: the encoders do; the merge (embedding) and the
 /// head are linear.

@@ -4,7 +4,7 @@
 //!
 //! A loop nest ([`NestInput`]: its loop tree, its array accesses, nest-level features,
 //! machine features and performance counters with an availability mask) is encoded into
-//! an embedding of [`ModelConfig::embed_dim`] values, from which a head predicts
+//! an embedding of [`ModelConfig::output_dim`] values, from which a head predicts
 //! normalized performance targets. The embedding is what transfer tuning compares:
 //! nests with nearby embeddings are expected to profit from the same schedule.
 //!
@@ -17,7 +17,12 @@
 //! - MLPs over the nest-level features, the machine features and
 //!   `[counters · mask ‖ mask]` (each left out when its width is 0);
 //! - merge MLP over the concatenation → embedding (L2-normalized when
-//!   [`ModelConfig::normalize_embedding`]) → head MLP → targets.
+//!   [`ModelConfig::normalize_embedding`]) → head MLP → targets;
+//! - with [`ModelConfig::wide`], the embedding goes on with a wide part: the inputs
+//!   pooled as the raw-feature distance pools them (mean and max of loop rows and of
+//!   access rows, global, counters where available, machine), each column times a
+//!   learned weight, so retrieval starts from raw-feature distance and training (the
+//!   contrastive term) reweights it beside the learned part.
 //!
 //! Batches concatenate the nests' rows and aggregate with index tensors (scatter sum and
 //! scatter max), so batching does not change a nest's result beyond float rounding.

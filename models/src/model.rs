@@ -96,8 +96,8 @@ impl Model {
         Ok(out)
     }
 
-    /// One embedding (`embed_dim` values; unit length when
-    /// [`ModelConfig::normalize_embedding`]) per nest, in order.
+    /// One embedding per nest, in order ([`ModelConfig::output_dim`] values; the learned
+    /// part of unit length when [`ModelConfig::normalize_embedding`]).
     pub fn embed(&self, inputs: &[NestInput]) -> Result<Vec<Vec<f32>>> {
         Ok(self.embed_and_predict(inputs)?.embeddings)
     }

@@ -13,7 +13,7 @@ use tch::{nn, Device, Kind, Tensor};
 use crate::config::ModelConfig;
 use crate::error::Result;
 use crate::input::NestInput;
-use crate::layout::{layout, relu_last};
+use crate::layout::{layout, relu_last, WIDE_SCALE};
 use crate::rng::SplitMix64;
 
 const CPU: (Kind, Device) = (Kind::Float, Device::Cpu);
@@ -71,6 +71,15 @@ impl Builder<'_> {
         Ok(var)
     }
 
+    /// A parameter of `dims` with every value `value`.
+    fn constant(&mut self, name: String, dims: &[i64], value: f32) -> Result<Tensor> {
+        let count = dims.iter().product::<i64>() as usize;
+        let init = Tensor::f_from_slice(&vec![value; count])?.f_reshape(dims)?;
+        let var = self.root.f_var_copy(&name.replace('.', "__"), &init)?;
+        self.params.push((name, var.shallow_clone()));
+        Ok(var)
+    }
+
     fn linear(&mut self, name: &str, fan_in: usize, fan_out: usize) -> Result<Linear> {
         let bound = 1.0 / (fan_in.max(1) as f64).sqrt();
         let w = self.param(
@@ -102,6 +111,8 @@ pub(crate) struct Net {
     counter_enc: Option<Mlp>,
     merge: Mlp,
     head: Mlp,
+    /// Per-column weights of the wide part (`ModelConfig::wide`).
+    wide: Option<Tensor>,
     normalize: bool,
     hidden: i64,
     /// Every parameter with its dotted name, in creation order.
@@ -133,6 +144,13 @@ impl Net {
         let counter_enc = take("counter_enc");
         let merge = take("merge").ok_or_else(missing)?;
         let head = take("head").ok_or_else(missing)?;
+        let wide = if config.wide {
+            let width = config.wide_dim();
+            let init = 1.0 / (width.max(1) as f32).sqrt();
+            Some(b.constant(WIDE_SCALE.to_string(), &[width as i64], init)?)
+        } else {
+            None
+        };
         Ok(Net {
             loop_enc,
             rounds,
@@ -142,6 +160,7 @@ impl Net {
             counter_enc,
             merge,
             head,
+            wide,
             normalize: config.normalize_embedding,
             hidden: config.hidden as i64,
             params: b.params,
@@ -197,7 +216,40 @@ impl Net {
             z = z.f_div(&norm)?;
         }
         let y = self.head.forward(&z)?;
+        if let Some(scale) = &self.wide {
+            z = Tensor::f_cat(&[&z, &self.wide_part(b)?.f_mul(scale)?], 1)?;
+        }
         Ok((z, y))
+    }
+
+    /// The inputs pooled for the wide part, `[n, wide_dim]`: mean and max of the loop
+    /// rows, of the access rows, the global row, the counters (times their mask), the
+    /// machine row.
+    fn wide_part(&self, b: &Batch) -> Result<Tensor> {
+        let mut parts = Vec::new();
+        for (x, seg, count) in [
+            (&b.loops, &b.loop_nest, &b.loop_count),
+            (&b.accesses, &b.access_nest, &b.access_count),
+        ] {
+            let width = x.size()[1];
+            if width > 0 {
+                let (mean, max) = pool(x, seg, count, b.n, width)?;
+                parts.push(mean);
+                parts.push(max);
+            }
+        }
+        if let Some(g) = &b.global {
+            parts.push(g.shallow_clone());
+        }
+        if let Some(c) = &b.counters {
+            // [counters * mask ‖ mask]: the first half.
+            let half = c.size()[1] / 2;
+            parts.push(c.f_narrow(1, 0, half)?);
+        }
+        if let Some(m) = &b.machine {
+            parts.push(m.shallow_clone());
+        }
+        Ok(Tensor::f_cat(&parts, 1)?)
     }
 }
 

@@ -525,7 +525,10 @@ fn the_plain_rust_network_computes_what_libtorch_computes() {
     let mut deep = config();
     deep.message_rounds = 5;
     deep.embed_dim = 7;
-    configs.push((deep, inputs));
+    configs.push((deep, inputs.clone()));
+    let mut wide = config();
+    wide.wide = true;
+    configs.push((wide, inputs));
     for (c, inputs) in configs {
         for seed in [0, 1] {
             let torch = Model::new(c.clone(), seed).unwrap();
@@ -554,4 +557,69 @@ fn the_plain_rust_network_computes_what_libtorch_computes() {
         .unwrap();
     let got = back.network().embed_and_predict(&inputs).unwrap();
     assert!(outputs_diff(&want, &got) < 1e-5);
+}
+
+/// Mean and max of each column of `rows` (zeros when there are none).
+fn mean_max(rows: &[Vec<f32>], width: usize) -> Vec<f32> {
+    let n = rows.len().max(1) as f32;
+    let mean = (0..width).map(|k| rows.iter().map(|r| r[k]).sum::<f32>() / n);
+    let max = (0..width).map(|k| {
+        rows.iter()
+            .map(|r| r[k])
+            .fold(None, |m: Option<f32>, v| Some(m.map_or(v, |m| m.max(v))))
+            .unwrap_or(0.0)
+    });
+    mean.chain(max).collect()
+}
+
+#[test]
+fn the_wide_part_is_the_pooled_inputs_scaled_by_learned_weights() {
+    let data = examples(5, 24);
+    let inputs: Vec<NestInput> = data.iter().map(|e| e.input.clone()).collect();
+    let mut c = config();
+    c.wide = true;
+    let width = 2 * c.loop_dim + 2 * c.access_dim + c.global_dim + c.counter_dim + c.machine_dim;
+    assert_eq!(c.output_dim(), c.embed_dim + width);
+    let model = Model::new(c.clone(), 3).unwrap();
+    let init = 1.0 / (width as f32).sqrt();
+    for (e, x) in model.embed(&inputs).unwrap().iter().zip(&inputs) {
+        assert_eq!(e.len(), c.output_dim());
+        let unit: f32 = e[..c.embed_dim].iter().map(|v| v * v).sum();
+        assert!((unit - 1.0).abs() < 1e-5, "{unit}");
+        let mut want = mean_max(&x.loops, c.loop_dim);
+        want.extend(mean_max(&x.accesses, c.access_dim));
+        want.extend(&x.global);
+        want.extend(x.counters.iter().zip(&x.counter_mask).map(|(v, m)| v * m));
+        want.extend(&x.machine);
+        for (got, want) in e[c.embed_dim..].iter().zip(&want) {
+            assert!((got - want * init).abs() < 1e-6, "{got} vs {}", want * init);
+        }
+    }
+    // The contrastive term moves the weights (the head's loss cannot: it sees the
+    // learned part only).
+    let mut paired = data.clone();
+    let n = paired.len();
+    for (i, x) in paired.iter_mut().enumerate() {
+        x.nearer = vec![((i + 2) % n, (i + 1) % n)];
+    }
+    let options = TrainOptions {
+        contrastive_weight: 1.0,
+        ..quick(1)
+    };
+    let scale = |ck: &Checkpoint| {
+        ck.network()
+            .parameter_shapes()
+            .last()
+            .map(|(name, dims)| (name.clone(), dims.clone()))
+            .unwrap()
+    };
+    let with = train(&paired, &c, &options, features()).unwrap();
+    assert_eq!(scale(&with), ("wide.scale".to_string(), vec![width as i64]));
+    let moved = with.network().embed(&inputs).unwrap();
+    let head_only = train(&data, &c, &options, features()).unwrap();
+    let kept = head_only.network().embed(&inputs).unwrap();
+    let tail =
+        |v: &[Vec<f32>]| -> Vec<Vec<f32>> { v.iter().map(|e| e[c.embed_dim..].to_vec()).collect() };
+    assert!(max_abs_diff(&tail(&kept), &tail(&model.embed(&inputs).unwrap())) < 1e-6);
+    assert!(max_abs_diff(&tail(&moved), &tail(&kept)) > 1e-4);
 }

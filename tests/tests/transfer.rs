@@ -102,6 +102,16 @@ fn build_train_embed_apply() {
         "--model",
         model.to_str().unwrap(),
     ]);
+    // What a plot of the embeddings reads: every entry's embedding (the learned part and
+    // the wide part) and its best recipe's family.
+    let rows = run(&["db", "list", "--db", db.to_str().unwrap(), "--embeddings"]);
+    let rows: serde_json::Value = serde_json::from_slice(&rows.stdout).unwrap();
+    let width = embeddings::embed::model_config().output_dim();
+    for r in rows.as_array().unwrap() {
+        assert_eq!(r["embedding"].as_array().unwrap().len(), width, "{r}");
+        let family = r["family"].as_array().unwrap();
+        assert_eq!(family.is_empty(), r["recipes"].as_u64() == Some(0), "{r}");
+    }
 
     // A program the database has not seen, copied here with its header.
     let programs = workspace().join("datasets").join("programs");

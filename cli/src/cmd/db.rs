@@ -212,6 +212,10 @@ pub struct DbListArgs {
     db: DbPath,
     #[command(flatten)]
     output: crate::cmd::Output,
+    /// JSON rows with each entry's stored embedding and its best recipe's family (the
+    /// kinds of step it uses): what `scripts/plot-embeddings.py` draws.
+    #[arg(long)]
+    embeddings: bool,
 }
 
 /// The database a command reads: `--db DB`, as every command takes it (or, as before,
@@ -545,29 +549,44 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
 /// `tune db list`: one line (or JSON object) per entry.
 fn list(a: DbListArgs) -> Result<i32, Error> {
     let db = load_db(&a.db.path())?;
-    if a.output.json() {
+    if a.output.json() || a.embeddings {
         let rows: Vec<_> = db
             .entries
             .iter()
             .map(|e| {
-                serde_json::json!({
+                let mut row = serde_json::json!({
                     "program": e.program, "nest": e.nest, "fingerprint": e.fingerprint,
                     "baseline_s": e.baseline_s, "tuned_s": e.tuned_s,
                     "speedup": e.speedup(), "machine": e.machine,
                     "recipes": e.recipes.len(), "embedded": !e.embedding.is_empty(),
                     "transfers": e.transfers.len(),
-                })
+                });
+                if a.embeddings {
+                    row["embedding"] = serde_json::json!(e.embedding);
+                    row["family"] = serde_json::json!(e
+                        .best()
+                        .map(tuner::workflows::eval::recipe_family)
+                        .unwrap_or_default());
+                }
+                row
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
     } else {
+        let w = db
+            .entries
+            .iter()
+            .map(|e| e.program.len() + 1)
+            .max()
+            .unwrap_or(0)
+            .max(20);
         println!(
-            "{:<20}{:<8}{:>12}{:>10}{:>9}{:>11}  machine",
+            "{:<w$}{:<8}{:>12}{:>10}{:>9}{:>11}  machine",
             "program", "nest", "baseline ms", "speedup", "recipes", "transfers"
         );
         for e in &db.entries {
             println!(
-                "{:<20}{:<8}{:>12.4}{:>9.2}x{:>9}{:>11}  {}",
+                "{:<w$}{:<8}{:>12.4}{:>9.2}x{:>9}{:>11}  {}",
                 e.program,
                 e.nest,
                 e.baseline_s * 1e3,

@@ -7,15 +7,23 @@ use tuner::workflows::eval::EvalReport;
 pub fn render_eval(r: &EvalReport) -> String {
     use std::fmt::Write;
     let mut out = String::new();
+    // Loop-order variants' names (`gemm@nest0-b2-10`) are longer than most.
+    let w = r
+        .rows
+        .iter()
+        .map(|row| row.program.len() + 1)
+        .max()
+        .unwrap_or(0)
+        .max(16);
     let _ = writeln!(
         out,
-        "{:<16}{:<8}{:>8}  {:>16}{:>16}{:>16}",
+        "{:<w$}{:<8}{:>8}  {:>16}{:>16}{:>16}",
         "program", "nest", "best", "embedding", "raw features", "random"
     );
     for row in &r.rows {
         let _ = write!(
             out,
-            "{:<16}{:<8}{:>7.2}x ",
+            "{:<w$}{:<8}{:>7.2}x ",
             row.program, row.nest, row.best_known
         );
         for k in RankerKind::ALL {
