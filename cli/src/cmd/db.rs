@@ -573,13 +573,7 @@ fn list(a: DbListArgs) -> Result<i32, Error> {
             .collect();
         println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
     } else {
-        let w = db
-            .entries
-            .iter()
-            .map(|e| e.program.len() + 1)
-            .max()
-            .unwrap_or(0)
-            .max(20);
+        let w = crate::render::name_width(db.entries.iter().map(|e| e.program.as_str()), 20);
         println!(
             "{:<w$}{:<8}{:>12}{:>10}{:>9}{:>11}  machine",
             "program", "nest", "baseline ms", "speedup", "recipes", "transfers"

@@ -7,14 +7,7 @@ use tuner::workflows::eval::EvalReport;
 pub fn render_eval(r: &EvalReport) -> String {
     use std::fmt::Write;
     let mut out = String::new();
-    // Loop-order variants' names (`gemm@nest0-b2-10`) are longer than most.
-    let w = r
-        .rows
-        .iter()
-        .map(|row| row.program.len() + 1)
-        .max()
-        .unwrap_or(0)
-        .max(16);
+    let w = super::name_width(r.rows.iter().map(|row| row.program.as_str()), 16);
     let _ = writeln!(
         out,
         "{:<w$}{:<8}{:>8}  {:>16}{:>16}{:>16}",

@@ -19,3 +19,9 @@ pub fn print<T: serde::Serialize + ?Sized>(json: bool, value: &T, text: impl Fn(
         print!("{}", text(value));
     }
 }
+
+/// Width of a table's name column: the longest name and one space, at least `min`
+/// (loop-order variants' names, `gemm@nest0-b2-10`, are longer than most).
+pub fn name_width<'a>(names: impl Iterator<Item = &'a str>, min: usize) -> usize {
+    names.map(|n| n.len() + 1).max().unwrap_or(0).max(min)
+}
