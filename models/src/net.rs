@@ -59,22 +59,25 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
+    /// A parameter of `dims` drawn from U(-bound, bound).
     fn param(&mut self, name: String, dims: &[i64], bound: f64) -> Result<Tensor> {
         let count = dims.iter().product::<i64>() as usize;
         let values: Vec<f32> = (0..count)
             .map(|_| self.rng.uniform(-bound, bound))
             .collect();
-        let init = Tensor::f_from_slice(&values)?.f_reshape(dims)?;
-        // The VarStore does not allow '.' in names; our own list keeps the dotted name.
-        let var = self.root.f_var_copy(&name.replace('.', "__"), &init)?;
-        self.params.push((name, var.shallow_clone()));
-        Ok(var)
+        self.var(name, dims, &values)
     }
 
     /// A parameter of `dims` with every value `value`.
     fn constant(&mut self, name: String, dims: &[i64], value: f32) -> Result<Tensor> {
         let count = dims.iter().product::<i64>() as usize;
-        let init = Tensor::f_from_slice(&vec![value; count])?.f_reshape(dims)?;
+        self.var(name, dims, &vec![value; count])
+    }
+
+    /// Registers a parameter of `dims` holding `values`.
+    fn var(&mut self, name: String, dims: &[i64], values: &[f32]) -> Result<Tensor> {
+        let init = Tensor::f_from_slice(values)?.f_reshape(dims)?;
+        // The VarStore does not allow '.' in names; our own list keeps the dotted name.
         let var = self.root.f_var_copy(&name.replace('.', "__"), &init)?;
         self.params.push((name, var.shallow_clone()));
         Ok(var)
