@@ -14,7 +14,10 @@
 //!    where the variable is in the last subscript only with coefficient ±1, 4 otherwise
 //!    (as the loop-cost model of locality-driven permutation). Of two loops of one cost,
 //!    the one that moves fewer accesses goes outside (the other's cost is unit
-//!    strides), then the source order decides. Loops whose bounds name another
+//!    strides), then the one whose variable sits in earlier subscripts (the larger
+//!    stride: summed over the accesses, the number of subscripts after the first one
+//!    that names it), then the source order decides. So the orders of a 3-D stencil's
+//!    `A[i][j][k]`, where i and j cost the same, all become i, j, k. Loops whose bounds name another
 //!    band loop stay inside it. Where the whole order is illegal, only the cheapest loop
 //!    is moved innermost; where that is illegal too, the band stays as it is.
 //!
@@ -157,35 +160,38 @@ fn accesses(l: &Loop) -> Vec<&Expr> {
 }
 
 /// What running `var` innermost costs one access: 0 (the access stays put), 1 (unit
-/// stride in the last subscript) or 4 (any other move, or a subscript not affine).
-fn access_cost(access: &Expr, var: &str) -> (u32, bool) {
+/// stride in the last subscript) or 4 (any other move, or a subscript not affine);
+/// whether the access uses `var`; and how many subscripts follow the first one that
+/// names `var` (the rank of its stride: 0 for the last subscript).
+fn access_cost(access: &Expr, var: &str) -> (u32, bool, usize) {
     let Expr::Access { indices, .. } = access else {
-        return (0, false);
+        return (0, false, 0);
     };
     let n = indices.len();
     let mut cost = 0;
-    let mut uses = false;
+    let mut first = None;
     for (d, e) in indices.iter().enumerate() {
         if !e.mentions(var) {
             continue;
         }
-        uses = true;
+        first.get_or_insert(d);
         let unit = d + 1 == n && affine_of(e, &|_| true).is_some_and(|a| a.coeff(var).abs() == 1);
         cost = cost.max(if unit { 1 } else { 4 });
     }
-    (cost, uses)
+    (cost, first.is_some(), first.map_or(0, |d| n - 1 - d))
 }
 
 /// The band's loops (by band depth) from outermost to innermost in stride order.
 fn stride_order(band: &[&Loop]) -> Vec<usize> {
     let innermost = band.last().expect("a band");
     let acc = accesses(innermost);
-    let key: Vec<(u32, usize)> = band
+    // (cost, accesses moved, stride rank) per loop.
+    let key: Vec<(u32, usize, usize)> = band
         .iter()
         .map(|l| {
-            acc.iter().fold((0, 0), |(c, u), a| {
-                let (x, used) = access_cost(a, &l.var);
-                (c + x, u + used as usize)
+            acc.iter().fold((0, 0, 0), |(c, u, r), a| {
+                let (x, used, rank) = access_cost(a, &l.var);
+                (c + x, u + used as usize, r + rank)
             })
         })
         .collect();
@@ -208,6 +214,7 @@ fn stride_order(band: &[&Loop]) -> Vec<usize> {
                     .0
                     .cmp(&key[b].0)
                     .then(key[b].1.cmp(&key[a].1))
+                    .then(key[a].2.cmp(&key[b].2))
                     .then(b.cmp(&a))
             })
             .unwrap_or(left[0]);

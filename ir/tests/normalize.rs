@@ -106,3 +106,30 @@ fn statements_that_do_not_depend_on_each_other_get_loops_of_their_own() {
     assert_eq!(vars, ["i", "j"]);
     assert!(steps.is_empty());
 }
+
+#[test]
+fn every_order_of_a_3d_stencil_becomes_i_j_k() {
+    // i and j both move every access through a subscript that is not the last (cost 4
+    // each, all accesses): the larger stride (i, the first subscript) goes outside.
+    for order in [
+        ["i", "j", "k"],
+        ["i", "k", "j"],
+        ["j", "i", "k"],
+        ["j", "k", "i"],
+        ["k", "i", "j"],
+        ["k", "j", "i"],
+    ] {
+        let mut s =
+            String::from("double A[20][20][20], B[20][20][20];\nvoid f(void) {\n#pragma scop\n");
+        for v in order {
+            s += &format!("for (int {v} = 1; {v} < 19; {v}++)\n");
+        }
+        s += "B[i][j][k] = 0.125 * (A[i+1][j][k] - 2.0 * A[i][j][k] + A[i-1][j][k]) \
+              + 0.125 * (A[i][j+1][k] - 2.0 * A[i][j][k] + A[i][j-1][k]) \
+              + 0.125 * (A[i][j][k+1] - 2.0 * A[i][j][k] + A[i][j][k-1]) + A[i][j][k];\n\
+              #pragma endscop\n}\n";
+        let (vars, steps) = normal_vars(&s);
+        assert_eq!(vars, ["i", "j", "k"], "from {order:?}");
+        assert_eq!(steps.is_empty(), order == ["i", "j", "k"], "from {order:?}");
+    }
+}
