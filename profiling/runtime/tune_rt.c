@@ -487,7 +487,12 @@ void tune_rt_save_rows(const char *array, const char *tag, long version, int out
  * Options: data=DIR tag=nestK version=V out=DIR report=FILE warmup=N reps=N
  *          max_reps=N target_ci=X max_time=S flush=BYTES counters=a,b,c kill_after=S
  * kill_after: stop repeating once a timed run took longer (the variant is clearly
- * slower than the best so far; the report says "killed")
+ * slower than the best so far; the report says "killed"). A run is not waited for past
+ * that bound: from TUNE_CO_CUT_MIN seconds up, a timer (SIGALRM) armed at its start
+ * cuts it there, records the time so far as its sample, writes the report with "cut"
+ * and exits without outputs. Timed runs are armed, and, with long_run=S, warmup runs
+ * when kill_after >= S without counters (such a warmup run over kill_after would become
+ * the first timed run and kill the variant: the cut says the same, sooner).
  * short_total=S (with target_ci): runs so short that max_reps of them time less than S
  * seconds are repeated until S seconds of them were timed (at most TUNE_CO_MAX_SAMPLES),
  * unless the interval is tight first: a nest of microseconds gets thousands of runs in
@@ -528,7 +533,9 @@ void tune_rt_save_rows(const char *array, const char *tag, long version, int out
  * evict the caches -- both outside the timed region.
  * ------------------------------------------------------------------------------- */
 #include <linux/perf_event.h>
+#include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -577,6 +584,7 @@ static struct {
   int untimed;
   double sum; /* of the timed samples */
   int killed, faster, futile;
+  int cut; /* the run in progress was cut at kill_after (SIGALRM) */
   size_t flush_bytes;
   unsigned char *flush_buf;
   struct tune_co_buf bufs[TUNE_CO_MAX_BUFS];
@@ -656,6 +664,38 @@ static void tune_co_open_counter(const char *name)
   c->fd = (int)fd;
 }
 
+/* Runs cut below this bound are not worth a timer's two system calls per run. */
+#define TUNE_CO_CUT_MIN 0.01
+
+static void tune_co_disarm(void)
+{
+  struct itimerval off;
+  memset(&off, 0, sizeof off);
+  setitimer(ITIMER_REAL, &off, NULL);
+}
+
+void tune_co_finish(void);
+
+/* SIGALRM: the run in progress passed kill_after. Its time so far is its sample (a lower
+ * bound), the report says killed and cut, and the process ends without outputs. */
+static void tune_co_on_alarm(int sig)
+{
+  (void)sig;
+  double t = tune_rt_now() - tune_co.t_start;
+  if (tune_co.runs == 0)
+    tune_co.first = t;
+  int timed = tune_co.done_warmup >= tune_co.warmup;
+  if (tune_co.nsamples < TUNE_CO_MAX_SAMPLES) {
+    t /= timed ? (double)tune_co.batch : 1.0;
+    tune_co.samples[tune_co.nsamples++] = t;
+    tune_co.sum += t;
+  }
+  tune_co.killed = 1;
+  tune_co.cut = 1;
+  tune_co_finish();
+  _exit(0);
+}
+
 void tune_co_init(int argc, char **argv)
 {
   tune_co.data = tune_co_arg(argc, argv, "data", ".");
@@ -677,6 +717,13 @@ void tune_co_init(int argc, char **argv)
   tune_co.long_reps = atol(tune_co_arg(argc, argv, "long_reps", "0"));
   tune_co.batch_s = atof(tune_co_arg(argc, argv, "batch", "0"));
   tune_co.batch = 1;
+  if (tune_co.kill_after >= TUNE_CO_CUT_MIN) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = tune_co_on_alarm;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+  }
   if (!(tune_co.batch_s > 0 && tune_co.target_ci > 0))
     tune_co.batch_state = TUNE_CO_BATCH_DECIDED;
   tune_co.flush_bytes = (size_t)atol(tune_co_arg(argc, argv, "flush", "0"));
@@ -1039,11 +1086,32 @@ void tune_co_start(void)
       if (tune_co.counters[i].fd >= 0)
         ioctl(tune_co.counters[i].fd, PERF_EVENT_IOC_ENABLE, 0);
   tune_co.t_start = tune_rt_now();
+  /* The bound this run is cut at (see kill_after), armed after the clock started so
+   * that a cut run's time is never under it. */
+  double bound = 0;
+  if (timed)
+    bound = tune_co.kill_after * (double)tune_co.batch;
+  else if (!tune_co.untimed && tune_co.long_run > 0 && tune_co.ncounters == 0 &&
+           tune_co.kill_after >= tune_co.long_run)
+    bound = tune_co.kill_after;
+  if (bound >= TUNE_CO_CUT_MIN) {
+    struct itimerval at;
+    memset(&at, 0, sizeof at);
+    at.it_value.tv_sec = (time_t)bound;
+    at.it_value.tv_usec = (suseconds_t)((bound - (double)(time_t)bound) * 1e6) + 1;
+    if (at.it_value.tv_usec >= 1000000) {
+      at.it_value.tv_sec += 1;
+      at.it_value.tv_usec -= 1000000;
+    }
+    setitimer(ITIMER_REAL, &at, NULL);
+  }
 }
 
 void tune_co_stop(void)
 {
   double t = tune_rt_now() - tune_co.t_start;
+  if (tune_co.kill_after >= TUNE_CO_CUT_MIN)
+    tune_co_disarm();
   if (tune_co.untimed) {
     tune_co.untimed = 0;
     tune_co.runs++;
@@ -1097,9 +1165,9 @@ void tune_co_finish(void)
   struct tune_rt_out *f = &out;
   if (tune_rt_out_open(f, tune_co.report) != 0)
     tune_co_die("cannot write report", tune_co.report);
-  tune_rt_out_printf(f, "{\"warmup\":%ld,\"flush_bytes\":%lu,\"first_s\":%.9e,\"batch\":%ld,\"killed\":%s,\"faster\":%s,\"futile\":%s,\"samples_s\":[",
+  tune_rt_out_printf(f, "{\"warmup\":%ld,\"flush_bytes\":%lu,\"first_s\":%.9e,\"batch\":%ld,\"killed\":%s,\"cut\":%s,\"faster\":%s,\"futile\":%s,\"samples_s\":[",
           tune_co.done_warmup, (unsigned long)tune_co.flush_bytes, tune_co.first, tune_co.batch,
-          tune_co.killed ? "true" : "false", tune_co.faster ? "true" : "false",
+          tune_co.killed ? "true" : "false", tune_co.cut ? "true" : "false", tune_co.faster ? "true" : "false",
           tune_co.futile ? "true" : "false");
   for (long i = 0; i < tune_co.nsamples; i++)
     tune_rt_out_printf(f, "%s%.9e", i ? "," : "", tune_co.samples[i]);

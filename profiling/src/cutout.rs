@@ -55,6 +55,9 @@ pub enum Verdict {
     Crashed { exit: Exit, message: String },
     /// Killed after the timeout.
     TimedOut { seconds: f64 },
+    /// Cut in the middle of a run that passed `Measure::kill_after_s` (`bound`): clearly
+    /// slower than the best so far, its outputs never written and so not checked.
+    Cut { seconds: f64, bound: f64 },
     /// Did not compile.
     BuildFailed { message: String },
     /// Ran, but the dry run saved no reference outputs for this version.
@@ -80,6 +83,9 @@ impl Verdict {
                 Exit::TimedOut => format!("crashed: {message}"),
             },
             Verdict::TimedOut { seconds } => format!("timed out after {seconds:.1} s"),
+            Verdict::Cut { seconds, bound } => format!(
+                "cut in a run at {seconds:.2} s, over the {bound:.2} s bound: clearly slower, outputs not checked"
+            ),
             Verdict::BuildFailed { message } => format!("build failed: {message}"),
         }
         .trim_end()
@@ -123,6 +129,9 @@ struct CutoutReport {
     first_s: f64,
     #[serde(default)]
     killed: bool,
+    /// The last run was cut at the kill bound: no outputs were written.
+    #[serde(default)]
+    cut: bool,
     #[serde(default)]
     faster: bool,
     #[serde(default)]
@@ -525,7 +534,14 @@ impl Cutout {
             result.stats = Stats::from_samples(&report.samples_s);
             result.samples = report.samples_s;
             result.counters = report.counters;
-            (result.verdict, result.exact) = self.verify(&out_dir, version)?;
+            if report.cut {
+                result.verdict = Verdict::Cut {
+                    seconds: result.samples.last().copied().unwrap_or(0.0),
+                    bound: m.kill_after_s.unwrap_or(0.0),
+                };
+            } else {
+                (result.verdict, result.exact) = self.verify(&out_dir, version)?;
+            }
         }
         let _ = std::fs::remove_dir_all(&dir);
         Ok(result)

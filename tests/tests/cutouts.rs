@@ -191,6 +191,62 @@ fn a_run_over_the_kill_bound_stops_the_repetitions_and_the_outputs_are_still_ver
 }
 
 #[test]
+fn a_run_past_the_kill_bound_is_cut_in_the_middle() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = gemm_cutout(dir.path());
+    let tc = Toolchain::default();
+    // Three billion volatile increments: seconds on any machine.
+    let slow = with_body_prefix(
+        &c.original(),
+        "slow",
+        "  for (volatile long s = 0; s < 3000000000L; s++) {}\n",
+    );
+    let cut = |m: &Measure| {
+        let (run, _) = c
+            .measure(
+                &tc,
+                &slow,
+                0,
+                m,
+                Duration::from_secs(60),
+                &dir.path().join("b"),
+                &dir.path().join("s"),
+            )
+            .unwrap();
+        match run.verdict {
+            Verdict::Cut { seconds, bound } => {
+                assert_eq!(bound, 0.05);
+                assert!((0.05..1.0).contains(&seconds), "{seconds}");
+            }
+            ref other => panic!("{other:?}"),
+        }
+        assert!(run.killed);
+        assert_eq!(run.samples.len(), 1);
+        // Cut at 50 ms, not run to its end.
+        assert!(run.wall_s < 1.5, "{}", run.wall_s);
+        run
+    };
+    // A timed run.
+    let ten = Measure::default().warmup(0).repetitions(10).counters(&[]);
+    cut(&ten.clone().kill_after(0.05));
+    // A warmup run, where a warmup run that long would be the first timed run.
+    let warm = Measure::default()
+        .warmup(2)
+        .repetitions(10)
+        .adaptive(0.1, 12)
+        .long_runs(0.01)
+        .counters(&[])
+        .kill_after(0.05);
+    let run = cut(&warm);
+    assert_eq!(run.warmup, 0);
+    // Bounds under 10 ms are not cut (the run ends, the repetitions stop, the outputs
+    // are checked): the original, stopped after its first timed run.
+    let run = measure_original(&c, dir.path(), &ten.kill_after(1e-9));
+    assert_eq!(run.verdict, Verdict::Verified);
+    assert!(run.killed);
+}
+
+#[test]
 fn long_runs_warm_themselves_and_clearly_slower_or_faster_runs_stop_early() {
     let dir = tempfile::tempdir().unwrap();
     let c = gemm_cutout(dir.path());

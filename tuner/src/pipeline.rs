@@ -1197,6 +1197,9 @@ fn record_trial(c: &mut Candidate, t: &Trial, base: &Stats) {
                 c.faster = run.faster;
                 c.futile = run.futile;
                 c.exact = run.exact;
+            } else if let Verdict::Cut { .. } = run.verdict {
+                c.killed = true;
+                c.why = run.verdict.describe();
             } else {
                 c.why = format!("not verified: {}", run.verdict.describe());
             }

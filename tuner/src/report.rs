@@ -37,6 +37,9 @@ pub enum CandidateVerdict {
     #[serde(rename = "timed out")]
     /// Killed after the timeout.
     TimedOut,
+    #[serde(rename = "cut")]
+    /// Cut in a run past the kill bound (1.5x the best median so far): clearly slower.
+    Cut,
     #[serde(rename = "build failed")]
     /// Its code did not compile.
     BuildFailed,
@@ -75,6 +78,7 @@ impl From<&Verdict> for CandidateVerdict {
             Verdict::WrongResult { .. } => CandidateVerdict::WrongResult,
             Verdict::Crashed { .. } => CandidateVerdict::Crashed,
             Verdict::TimedOut { .. } => CandidateVerdict::TimedOut,
+            Verdict::Cut { .. } => CandidateVerdict::Cut,
             Verdict::BuildFailed { .. } => CandidateVerdict::BuildFailed,
             Verdict::Unverified => CandidateVerdict::Unverified,
         }

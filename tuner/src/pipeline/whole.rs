@@ -152,8 +152,8 @@ const KEPT_PARTS: &str = "the nests' kept recipes";
 
 /// Where a whole nest kept nothing and its nests' kept recipes, composed as the tuned
 /// file would run them, were measured slower than the whole nest as written beyond the
-/// noise (the 95% intervals of the medians apart, or stopped early as clearly slower
-/// than the best median), those recipes are given up: each
+/// noise (the 95% intervals of the medians apart, or stopped early or cut in a run as
+/// clearly slower than the best median), those recipes are given up: each
 /// won on its own cutout, together they lose where the program spends its time.
 fn give_up_slower_parts(dry: &DryRun, whole: &Nest, r: &NestReport, nests: &mut [NestReport]) {
     if !r.chosen.steps.is_empty() {
@@ -161,10 +161,11 @@ fn give_up_slower_parts(dry: &DryRun, whole: &Nest, r: &NestReport, nests: &mut 
     }
     let slower = r.candidates.iter().any(|c| {
         c.from.nest == KEPT_PARTS
-            && c.verdict == CandidateVerdict::Verified
-            && (c.killed
-                || c.stats
-                    .is_some_and(|s| s.median_ci.0 > r.baseline.median_ci.1))
+            && (c.verdict == CandidateVerdict::Cut
+                || c.verdict == CandidateVerdict::Verified
+                    && (c.killed
+                        || c.stats
+                            .is_some_and(|s| s.median_ci.0 > r.baseline.median_ci.1)))
     });
     if !slower {
         return;
