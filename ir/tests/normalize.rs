@@ -28,6 +28,16 @@ fn normal_vars(text: &str) -> (Vec<String>, Vec<Step>) {
     (vars, out.recipe.steps)
 }
 
+/// Every order of three loops i, j, k.
+const ORDERS: [[&str; 3]; 6] = [
+    ["i", "j", "k"],
+    ["i", "k", "j"],
+    ["j", "i", "k"],
+    ["j", "k", "i"],
+    ["k", "i", "j"],
+    ["k", "j", "i"],
+];
+
 fn product(order: [&str; 3]) -> String {
     let bound = |v: &str| match v {
         "i" => 30,
@@ -45,14 +55,7 @@ fn product(order: [&str; 3]) -> String {
 
 #[test]
 fn every_order_of_a_matrix_product_becomes_i_k_j() {
-    for order in [
-        ["i", "j", "k"],
-        ["i", "k", "j"],
-        ["j", "i", "k"],
-        ["j", "k", "i"],
-        ["k", "i", "j"],
-        ["k", "j", "i"],
-    ] {
+    for order in ORDERS {
         let (vars, steps) = normal_vars(&product(order));
         assert_eq!(vars, ["i", "k", "j"], "from {order:?}");
         // Already in normal form: nothing to do.
@@ -111,14 +114,7 @@ fn statements_that_do_not_depend_on_each_other_get_loops_of_their_own() {
 fn every_order_of_a_3d_stencil_becomes_i_j_k() {
     // i and j both move every access through a subscript that is not the last (cost 4
     // each, all accesses): the larger stride (i, the first subscript) goes outside.
-    for order in [
-        ["i", "j", "k"],
-        ["i", "k", "j"],
-        ["j", "i", "k"],
-        ["j", "k", "i"],
-        ["k", "i", "j"],
-        ["k", "j", "i"],
-    ] {
+    for order in ORDERS {
         let mut s =
             String::from("double A[20][20][20], B[20][20][20];\nvoid f(void) {\n#pragma scop\n");
         for v in order {
