@@ -84,7 +84,9 @@ impl Verdict {
             },
             Verdict::TimedOut { seconds } => format!("timed out after {seconds:.1} s"),
             Verdict::Cut { seconds, bound } => format!(
-                "cut in a run at {seconds:.2} s, over the {bound:.2} s bound: clearly slower, outputs not checked"
+                "cut in a run at {} ms, over the {} ms bound: clearly slower, outputs not checked",
+                crate::report::ms(*seconds),
+                crate::report::ms(*bound)
             ),
             Verdict::BuildFailed { message } => format!("build failed: {message}"),
         }
