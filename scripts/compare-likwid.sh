@@ -35,8 +35,8 @@
 # vector per iteration from a small L1-resident array, tune's run on registers only.
 # Cache levels: for every data cache level tune measured (L1, L2, L3), its load bandwidth
 # against likwid-bench's load_<isa> kernel on working sets inside the level (tune's
-# array bytes, a sixth of the level, and three quarters of the level; the faster kept,
-# as tune keeps the faster of its two sizes), 1 thread (-w S0:<bytes>B:1) and all
+# array bytes, a sixth of the level; half; and three quarters of the level; the fastest
+# kept, as tune keeps the faster of its two sizes), 1 thread (-w S0:<bytes>B:1) and all
 # (-W N:<bytes>B:<all>), best of LIKWID_REPS likwid runs with its own iteration count
 # (a single sweep of a cache-sized array is too short to time) against tune's best of
 # 5 timed repetitions of many sweeps.
@@ -162,14 +162,16 @@ import json, sys
 m = json.load(open(sys.argv[1]))
 for tag, key in (("1", "cache_bandwidth_1"), ("all", "cache_bandwidth_all")):
     for c in m.get(key, []):
-        print(tag, c["level"], c["array_bytes"], c["load"], c["capacity_bytes"] * 3 // 4 // 256 * 256)
+        print(tag, c["level"], c["array_bytes"], c["load"], c["capacity_bytes"] // 2 // 256 * 256,
+              c["capacity_bytes"] * 3 // 4 // 256 * 256)
 ' "$WORK/tune.json" >"$WORK/levels"
-  while read -r tag level bytes load three_quarters; do
-    # Two working sets inside the level, the faster kept (as tune keeps the faster of
-    # its two): tune's array, and three quarters of the level. On L1, likwid-bench's
-    # load kernel is called once per sweep, and a sweep of tune's 5 kB array is short
-    # enough for the call to show.
-    for b in "$bytes" "$three_quarters"; do
+  while read -r tag level bytes load half three_quarters; do
+    # Three working sets inside the level, the fastest kept (as tune keeps the faster of
+    # its two): tune's array, half and three quarters of the level (likwid's two-thread
+    # L1 load on Zen 3 is fastest at half: 295 GB/s, against 253 at tune's array and
+    # 283 at three quarters). On L1, likwid-bench's load kernel is called once per
+    # sweep, and a sweep of tune's 5 kB array is short enough for the call to show.
+    for b in "$bytes" "$half" "$three_quarters"; do
       if [ "$tag" = 1 ]; then ws="-w S0:${b}B:1"; else ws="-W N:${b}B:$ALL"; fi
       # shellcheck disable=SC2086
       if ! ml=$(likwid MByte/s "$LIKWID_REPS" -t "$LOAD" $ws); then
