@@ -667,11 +667,26 @@ static void tune_co_open_counter(const char *name)
 /* Runs cut below this bound are not worth a timer's two system calls per run. */
 #define TUNE_CO_CUT_MIN 0.01
 
-static void tune_co_disarm(void)
+/* Arms SIGALRM `seconds` from now (rounded up to the microsecond); 0 disarms it. */
+static void tune_co_alarm(double seconds)
 {
-  struct itimerval off;
-  memset(&off, 0, sizeof off);
-  setitimer(ITIMER_REAL, &off, NULL);
+  struct itimerval at;
+  memset(&at, 0, sizeof at);
+  if (seconds > 0) {
+    long us = (long)(seconds * 1e6) + 1;
+    at.it_value.tv_sec = (time_t)(us / 1000000);
+    at.it_value.tv_usec = (suseconds_t)(us % 1000000);
+  }
+  setitimer(ITIMER_REAL, &at, NULL);
+}
+
+/* Records one timed sample (seconds per call). */
+static void tune_co_add_sample(double t)
+{
+  if (tune_co.nsamples < TUNE_CO_MAX_SAMPLES) {
+    tune_co.samples[tune_co.nsamples++] = t;
+    tune_co.sum += t;
+  }
 }
 
 void tune_co_finish(void);
@@ -685,11 +700,7 @@ static void tune_co_on_alarm(int sig)
   if (tune_co.runs == 0)
     tune_co.first = t;
   int timed = tune_co.done_warmup >= tune_co.warmup;
-  if (tune_co.nsamples < TUNE_CO_MAX_SAMPLES) {
-    t /= timed ? (double)tune_co.batch : 1.0;
-    tune_co.samples[tune_co.nsamples++] = t;
-    tune_co.sum += t;
-  }
+  tune_co_add_sample(timed ? t / (double)tune_co.batch : t);
   tune_co.killed = 1;
   tune_co.cut = 1;
   tune_co_finish();
@@ -1094,24 +1105,15 @@ void tune_co_start(void)
   else if (!tune_co.untimed && tune_co.long_run > 0 && tune_co.ncounters == 0 &&
            tune_co.kill_after >= tune_co.long_run)
     bound = tune_co.kill_after;
-  if (bound >= TUNE_CO_CUT_MIN) {
-    struct itimerval at;
-    memset(&at, 0, sizeof at);
-    at.it_value.tv_sec = (time_t)bound;
-    at.it_value.tv_usec = (suseconds_t)((bound - (double)(time_t)bound) * 1e6) + 1;
-    if (at.it_value.tv_usec >= 1000000) {
-      at.it_value.tv_sec += 1;
-      at.it_value.tv_usec -= 1000000;
-    }
-    setitimer(ITIMER_REAL, &at, NULL);
-  }
+  if (bound >= TUNE_CO_CUT_MIN)
+    tune_co_alarm(bound);
 }
 
 void tune_co_stop(void)
 {
   double t = tune_rt_now() - tune_co.t_start;
   if (tune_co.kill_after >= TUNE_CO_CUT_MIN)
-    tune_co_disarm();
+    tune_co_alarm(0);
   if (tune_co.untimed) {
     tune_co.untimed = 0;
     tune_co.runs++;
@@ -1129,11 +1131,7 @@ void tune_co_stop(void)
   for (int i = 0; i < tune_co.ncounters; i++)
     if (tune_co.counters[i].fd >= 0)
       ioctl(tune_co.counters[i].fd, PERF_EVENT_IOC_DISABLE, 0);
-  t /= (double)tune_co.batch;
-  if (tune_co.nsamples < TUNE_CO_MAX_SAMPLES) {
-    tune_co.samples[tune_co.nsamples++] = t;
-    tune_co.sum += t;
-  }
+  tune_co_add_sample(t / (double)tune_co.batch);
 }
 
 void tune_co_output(const char *name, const char *descr, unsigned long elem_size, const void *data, int is_array)

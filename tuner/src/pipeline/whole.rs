@@ -160,12 +160,12 @@ fn give_up_slower_parts(dry: &DryRun, whole: &Nest, r: &NestReport, nests: &mut 
         return;
     }
     let slower = r.candidates.iter().any(|c| {
+        // `killed`: stopped early or cut in a run, clearly slower.
         c.from.nest == KEPT_PARTS
-            && (c.verdict == CandidateVerdict::Cut
+            && (c.killed
                 || c.verdict == CandidateVerdict::Verified
-                    && (c.killed
-                        || c.stats
-                            .is_some_and(|s| s.median_ci.0 > r.baseline.median_ci.1)))
+                    && c.stats
+                        .is_some_and(|s| s.median_ci.0 > r.baseline.median_ci.1))
     });
     if !slower {
         return;
