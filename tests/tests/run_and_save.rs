@@ -140,6 +140,12 @@ fn a_factorization_saves_the_row_where_half_its_time_is_spent() {
     // Version v is the run with i = v, and its inputs are what the program had then.
     let i = profiling::npy::read_i32(&data.join(format!("i/nest1_{v}.npy"))).unwrap();
     assert_eq!(i[[]] as u64, v);
+    // The plan is remembered for this build and arguments: a second run saves the same
+    // row, where the noise would move a new median (and the nest's features with it).
+    run_json(&args, dir.path());
+    assert_eq!(cutout_version("nest1"), v);
+    let plan = std::fs::read_to_string(dir.path().join(".tunecache/lu/plan.json")).unwrap();
+    assert!(plan.contains(&format!("[1,{v}]")), "{plan}");
     // Without --representative the first invocation is saved.
     let dir2 = tempfile::tempdir().unwrap();
     let mut args = strings(&["--save-versions", "1"]);

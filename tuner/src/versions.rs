@@ -7,9 +7,51 @@
 //! runtime records, per slot, the cumulative time at evenly spaced invocations; the
 //! representative version is the invocation where half of the nest's time has been
 //! spent (the time-weighted median), and a second dry run saves that one.
+//!
+//! The plan is remembered in the program's cache folder for its build and arguments
+//! ([`remembered_plan`]): timing noise moves the time-weighted median by a few
+//! invocations from run to run, and with it the saved version's integer inputs (the
+//! control loop variables), hence the nest's trip counts, features and cutout data. A
+//! later dry run of the same build with the same arguments saves the same versions, in
+//! one run instead of two.
 
 use ir::codegen::Nest;
 use profiling::run::{RuntimeReport, SlotReport};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The file in a program's cache folder that remembers its plan.
+const PLAN_FILE: &str = "plan.json";
+
+/// A save plan and what it was made for.
+#[derive(Debug, Serialize, Deserialize)]
+struct Remembered {
+    /// The build's key (`profiling::build::Build::key`: source, flags, compiler).
+    build: String,
+    /// The program's arguments.
+    args: Vec<String>,
+    /// `(slot, version)` as [`save_plan`] made it (empty: the first versions stand).
+    plan: Vec<(usize, u64)>,
+}
+
+/// The plan remembered in `root` for this build and these arguments, if any.
+pub fn remembered_plan(root: &Path, build: &str, args: &[String]) -> Option<Vec<(usize, u64)>> {
+    let text = std::fs::read_to_string(root.join(PLAN_FILE)).ok()?;
+    let r: Remembered = serde_json::from_str(&text).ok()?;
+    (r.build == build && r.args == args).then_some(r.plan)
+}
+
+/// Remembers `plan` in `root` for this build and these arguments (replacing what was
+/// there). A plan that cannot be written is only not remembered.
+pub fn remember_plan(root: &Path, build: &str, args: &[String], plan: &[(usize, u64)]) {
+    let r = Remembered {
+        build: build.to_string(),
+        args: args.to_vec(),
+        plan: plan.to_vec(),
+    };
+    let text = serde_json::to_string(&r).expect("a plan serializes");
+    let _ = crate::files::write(&root.join(PLAN_FILE), &text);
+}
 
 /// The first version stands for the nest unless it took less than this share of the
 /// mean time per invocation.
@@ -66,6 +108,27 @@ pub fn save_plan(report: &RuntimeReport, nests: &[Nest]) -> Vec<(usize, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_is_remembered_for_its_build_and_arguments_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = vec!["-n".to_string(), "64".to_string()];
+        assert_eq!(remembered_plan(dir.path(), "k1", &args), None);
+        remember_plan(dir.path(), "k1", &args, &[(1, 60), (3, 7)]);
+        assert_eq!(
+            remembered_plan(dir.path(), "k1", &args),
+            Some(vec![(1, 60), (3, 7)])
+        );
+        // Another build, other arguments: nothing remembered.
+        assert_eq!(remembered_plan(dir.path(), "k2", &args), None);
+        assert_eq!(remembered_plan(dir.path(), "k1", &[]), None);
+        // An empty plan is remembered too: the first versions stand.
+        remember_plan(dir.path(), "k2", &[], &[]);
+        assert_eq!(remembered_plan(dir.path(), "k2", &[]), Some(vec![]));
+        // A damaged file reads as nothing remembered.
+        std::fs::write(dir.path().join(PLAN_FILE), "{").unwrap();
+        assert_eq!(remembered_plan(dir.path(), "k2", &[]), None);
+    }
 
     fn slot(times: &[f64]) -> SlotReport {
         // Marks at every invocation, as the runtime writes them before its first
