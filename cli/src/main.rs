@@ -213,6 +213,9 @@ struct ApplyArgs {
     /// candidates are reported as `refine`.
     #[arg(long, value_name = "N", default_value_t = 0)]
     refine: usize,
+    /// In which order the database's entries are tried.
+    #[arg(long, value_enum, default_value = "embedding")]
+    ranker: crate::cmd::RankerArg,
 }
 
 #[derive(clap::Args)]
@@ -489,6 +492,7 @@ pub(crate) struct PipelineOptions<'a> {
     pub(crate) budget_s: Option<f64>,
     pub(crate) reassociate: bool,
     pub(crate) refine: usize,
+    pub(crate) ranker: crate::cmd::RankerArg,
 }
 
 impl PipelineOptions<'_> {
@@ -513,6 +517,7 @@ impl PipelineOptions<'_> {
         p.timeout = Duration::from_secs_f64(self.timeout);
         p.reassociate = self.reassociate;
         p.refine = self.refine;
+        p.ranker = self.ranker.into();
         p.check_runs(self.check_runs).budget(
             self.budget_s
                 .map(|s| Duration::try_from_secs_f64(s.max(0.0)).unwrap_or(Duration::MAX)),
@@ -544,6 +549,7 @@ fn cmd_apply(a: ApplyArgs, program_args: Vec<String>) -> Result<i32, Error> {
         budget_s: a.budget_s,
         reassociate: a.reassociate,
         refine: a.refine,
+        ranker: a.ranker,
     }
     .pipeline();
     // On a terminal, what is being done now: a program may run for minutes.

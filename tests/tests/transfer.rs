@@ -139,6 +139,10 @@ fn build_train_embed_apply() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("wrote "), "{text}");
     assert!(text.contains("tuning time"), "{text}");
+    assert!(
+        text.contains("retrieval: the first 2 distinct recipes in embedding order"),
+        "{text}"
+    );
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let nests = r["nests"].as_array().unwrap();
     assert_eq!(nests.len(), 1);
@@ -231,12 +235,19 @@ fn build_train_embed_apply() {
         "0",
         "--refine",
         "2",
+        "--ranker",
+        "raw",
         "-o",
         d.join("refined.c").to_str().unwrap(),
         "--report",
         refined.to_str().unwrap(),
     ]);
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&refined).unwrap()).unwrap();
+    // Retrieved by raw features, as asked; the first run's report says the default.
+    assert_eq!(r["ranker"], "raw features");
+    let first: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(first["ranker"], "embedding");
     let n = &r["nests"][0];
     let candidates = n["candidates"].as_array().unwrap();
     let (refine, others): (Vec<_>, Vec<_>) = candidates

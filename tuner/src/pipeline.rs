@@ -25,7 +25,7 @@
 use crate::events::{Event, Events};
 use crate::features::{machine_info, nest_features, nest_root};
 use crate::nest_bench::{Measuring, NestBench};
-use crate::ranker::{EmbeddingRanker, Query, Ranker};
+use crate::ranker::{EmbeddingRanker, Query, RandomRanker, Ranker, RankerKind, RawFeatureRanker};
 use crate::records::MemoryRecords;
 use crate::report::{
     ApplyReport, Candidate, CandidateVerdict, FilesApplied, Neighbour, NestReport, NestTime,
@@ -147,6 +147,9 @@ pub struct Pipeline {
     /// transferred ones fall short of what their neighbours reached (`--refine N`,
     /// `pipeline/refine.rs`); 0: none.
     pub refine: usize,
+    /// The order in which the database's entries are tried ([`crate::ranker`]): by
+    /// embedding (the default) or by raw features.
+    pub ranker: RankerKind,
 }
 
 impl std::fmt::Debug for Pipeline {
@@ -159,6 +162,7 @@ impl std::fmt::Debug for Pipeline {
             .field("measure", &self.measure)
             .field("check_runs", &self.check_runs)
             .field("refine", &self.refine)
+            .field("ranker", &self.ranker)
             .finish_non_exhaustive()
     }
 }
@@ -180,6 +184,7 @@ impl Pipeline {
             budget: None,
             reassociate: false,
             refine: 0,
+            ranker: RankerKind::Embedding,
         }
     }
 
@@ -360,6 +365,19 @@ impl Pipeline {
         }
     }
 
+    /// The ranker [`Pipeline::ranker`] names, over every entry of `db`. Raw features
+    /// are standardized over the whole database and always include the performance
+    /// group; [`Pipeline::static_only`] concerns the embedding. A random order is
+    /// seeded with 1.
+    fn ranker_for<'m>(&self, model: &'m Embedder, db: &Database) -> Result<Box<dyn Ranker + 'm>> {
+        let everyone: Vec<&embeddings::db::Entry> = db.entries.iter().collect();
+        Ok(match self.ranker {
+            RankerKind::Embedding => Box::new(EmbeddingRanker::new(model, db, self.static_only)?),
+            RankerKind::RawFeatures => Box::new(RawFeatureRanker::new(&everyone, db)),
+            RankerKind::Random => Box::new(RandomRanker::new(1, Vec::new())),
+        })
+    }
+
     /// Transfer-tunes the program (see the module documentation).
     pub fn apply(&self, p: &ProgramSpec) -> Result<ApplyReport> {
         let clock = Clock::start();
@@ -379,9 +397,7 @@ impl Pipeline {
             let dry = checked_dry_run(&self.run_config(p)?)?;
             Ok::<_, Error>((dry, machine_info(&self.cache_root, &self.toolchain)))
         })?;
-        let mut ranker = clock.add_to(&mut time.embedding_s, || {
-            EmbeddingRanker::new(&model, &db, self.static_only)
-        })?;
+        let mut ranker = clock.add_to(&mut time.embedding_s, || self.ranker_for(&model, &db))?;
         let measuring = self.measuring();
         let cflags = p.cc()?.cflags;
         let mut nests = Vec::new();
@@ -432,7 +448,7 @@ impl Pipeline {
                 db: &db,
                 machine: machine.as_ref(),
             };
-            match self.tune_nest(&ctx, &bench, &mut ranker, &mut time, share) {
+            match self.tune_nest(&ctx, &bench, ranker.as_mut(), &mut time, share) {
                 Ok(r) => nests.push(r),
                 Err(Error::Unmeasurable(reason)) => left_out.push(crate::report::LeftOut {
                     line,
@@ -468,6 +484,7 @@ impl Pipeline {
             file: dry.parsed.program.file.clone(),
             k: self.k,
             static_only: self.static_only,
+            ranker: self.ranker,
             nests,
             wholes,
             source: String::new(),
@@ -592,7 +609,7 @@ impl Pipeline {
         &self,
         ctx: &NestContext,
         bench: &NestBench,
-        ranker: &mut EmbeddingRanker,
+        ranker: &mut dyn Ranker,
         time: &mut TimeSplit,
         share: Option<Duration>,
     ) -> Result<NestReport> {

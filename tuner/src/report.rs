@@ -347,6 +347,9 @@ pub struct ApplyReport {
     pub k: usize,
     /// Retrieval used static features only.
     pub static_only: bool,
+    /// The order in which the database's entries were tried.
+    #[serde(default)]
+    pub ranker: crate::ranker::RankerKind,
     /// Every nest.
     pub nests: Vec<NestReport>,
     /// The whole loop nests tried after the nests (`ir::codegen::whole_nests`); a kept
@@ -758,6 +761,7 @@ mod tests {
             file: "p.c".into(),
             k: 3,
             static_only: false,
+            ranker: Default::default(),
             nests,
             wholes: Vec::new(),
             source: String::new(),

@@ -46,6 +46,9 @@ pub struct BatchArgs {
     merge: bool,
     #[arg(long, value_name = "K", default_value_t = 3, value_parser = crate::cmd::positive_count)]
     top_k: usize,
+    /// In which order the database's entries are tried.
+    #[arg(long, value_enum, default_value = "embedding")]
+    ranker: crate::cmd::RankerArg,
     /// Tuning database (default: the shipped one, or $TUNE_MODELS/tune.db).
     #[arg(long, value_name = "DB", value_parser = crate::cmd::existing_file)]
     db: Option<PathBuf>,
@@ -87,6 +90,7 @@ pub fn cmd_batch(a: BatchArgs) -> Result<i32, Error> {
         budget_s: None,
         reassociate: false,
         refine: 0,
+        ranker: a.ranker,
     }
     .pipeline();
     let summary = if a.merge {

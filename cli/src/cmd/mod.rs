@@ -60,6 +60,26 @@ pub enum Format {
     Json,
 }
 
+/// The orders of `--ranker`: in which order `tune apply` and `tune batch` try the
+/// database's entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RankerArg {
+    /// Nearest by the model's embedding.
+    Embedding,
+    /// Nearest by standardized raw features.
+    Raw,
+}
+
+impl From<RankerArg> for tuner::ranker::RankerKind {
+    fn from(r: RankerArg) -> Self {
+        use tuner::ranker::RankerKind;
+        match r {
+            RankerArg::Embedding => RankerKind::Embedding,
+            RankerArg::Raw => RankerKind::RawFeatures,
+        }
+    }
+}
+
 /// A number of seconds before a run is killed (`--timeout`): positive and finite,
 /// refused before any work starts.
 pub fn seconds(s: &str) -> Result<f64, String> {

@@ -12,6 +12,19 @@ fn pct(x: Option<f64>) -> String {
 pub fn render_with(r: &ApplyReport, explain: bool) -> String {
     use std::fmt::Write;
     let mut out = String::new();
+    if explain {
+        let _ = writeln!(
+            out,
+            "retrieval: the first {} distinct recipes in {} order{}; d = distance there",
+            r.k,
+            r.ranker,
+            if r.static_only {
+                " (static features only)"
+            } else {
+                ""
+            }
+        );
+    }
     let _ = writeln!(
         out,
         "{:<8}{:>6}{:>20}{:>20}{:>9}{:>13}  recipe (from)",

@@ -1,6 +1,7 @@
 //! The ranker seam (the cost model of transfer tuning): in which order the database's
 //! entries are tried for a nest. Each ranker is one file here and one [`RankerKind`]
-//! variant; `tune apply` ranks by embedding, `tune db eval` compares all of them.
+//! variant; `tune apply` ranks by embedding unless `--ranker` says otherwise, `tune db
+//! eval` compares all of them.
 
 mod embedding;
 mod random;
@@ -39,9 +40,12 @@ pub trait Ranker {
 }
 
 /// The rankers there are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub enum RankerKind {
     /// Nearest by the model's embedding.
+    #[default]
     #[serde(rename = "embedding")]
     Embedding,
     /// Nearest by standardized raw features.
