@@ -370,10 +370,12 @@ impl Pipeline {
     /// group; [`Pipeline::static_only`] concerns the embedding. A random order is
     /// seeded with 1.
     fn ranker_for<'m>(&self, model: &'m Embedder, db: &Database) -> Result<Box<dyn Ranker + 'm>> {
-        let everyone: Vec<&embeddings::db::Entry> = db.entries.iter().collect();
         Ok(match self.ranker {
             RankerKind::Embedding => Box::new(EmbeddingRanker::new(model, db, self.static_only)?),
-            RankerKind::RawFeatures => Box::new(RawFeatureRanker::new(&everyone, db)),
+            RankerKind::RawFeatures => {
+                let everyone: Vec<_> = db.entries.iter().collect();
+                Box::new(RawFeatureRanker::new(&everyone, db))
+            }
             RankerKind::Random => Box::new(RandomRanker::new(1, Vec::new())),
         })
     }

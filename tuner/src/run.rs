@@ -395,30 +395,23 @@ pub fn dry_run(cfg: &RunConfig, phases: &Phases) -> Result<DryRun> {
         )?)
     };
     let representative = cfg.representative && save_versions == 1;
-    let remembered = if representative {
-        crate::versions::remembered_plan(&cache.root, &b.key, &cfg.program_args)
-    } else {
-        None
-    };
-    let mut outcome;
-    if let Some(plan) = remembered {
-        // The versions an earlier run of this build chose (see `versions`).
-        outcome = run_once(plan)?;
-    } else {
-        outcome = run_once(Vec::new())?;
-        if representative && outcome.exit == Exit::Code(0) {
-            let plan = outcome
-                .report
-                .as_ref()
-                .map(|r| crate::versions::save_plan(r, &nests))
-                .unwrap_or_default();
-            if !plan.is_empty() {
-                let _again = phases.scope("run (representative versions)");
-                outcome = run_once(plan.clone())?;
-            }
-            if outcome.exit == Exit::Code(0) && outcome.report.is_some() {
-                crate::versions::remember_plan(&cache.root, &b.key, &cfg.program_args, &plan);
-            }
+    // The versions an earlier run of this build chose, if any (see `versions`).
+    let remembered = representative
+        .then(|| crate::versions::remembered_plan(&cache.root, &b.key, &cfg.program_args))
+        .flatten();
+    let mut outcome = run_once(remembered.clone().unwrap_or_default())?;
+    if representative && remembered.is_none() && outcome.exit == Exit::Code(0) {
+        let plan = outcome
+            .report
+            .as_ref()
+            .map(|r| crate::versions::save_plan(r, &nests))
+            .unwrap_or_default();
+        if !plan.is_empty() {
+            let _again = phases.scope("run (representative versions)");
+            outcome = run_once(plan.clone())?;
+        }
+        if outcome.exit == Exit::Code(0) && outcome.report.is_some() {
+            crate::versions::remember_plan(&cache.root, &b.key, &cfg.program_args, &plan);
         }
     }
     let report = outcome.report.clone().unwrap_or_default();
