@@ -136,12 +136,16 @@ pub fn contrastive_pairs(entries: &[&Entry]) -> Vec<Vec<(usize, usize)>> {
         .collect()
 }
 
-/// Trains a model on `entries`. Every entry contributes twice: with and without its
+/// Trains a model of `config` (mostly [`model_config`]) on `entries`. Every entry contributes twice: with and without its
 /// performance features, so the same model serves static-only retrieval. Entries with
 /// transfer measurements also give the contrastive term its pairs
 /// ([`contrastive_pairs`]; full-feature examples are paired with full-feature ones,
 /// static-only with static-only).
-pub fn train(entries: &[&Entry], options: &TrainOptions) -> Result<Checkpoint, EmbedError> {
+pub fn train(
+    entries: &[&Entry],
+    config: &ModelConfig,
+    options: &TrainOptions,
+) -> Result<Checkpoint, EmbedError> {
     if entries.is_empty() {
         return Err(EmbedError::Invalid(
             "no database entries to train on".into(),
@@ -173,7 +177,7 @@ pub fn train(entries: &[&Entry], options: &TrainOptions) -> Result<Checkpoint, E
         feature_version: FEATURE_VERSION,
         normalization: serde_json::to_value(&norm).expect("normalization serializes"),
     };
-    Ok(models::train(&examples, &model_config(), options, info)?)
+    Ok(models::train(&examples, config, options, info)?)
 }
 
 /// A trained model with its normalization.

@@ -20,7 +20,7 @@ pub const MAX_MESSAGE_ROUNDS: usize = 8;
 /// corresponding encoder is left out. `loop_dim`, `target_dim`, `hidden` and `embed_dim`
 /// must be at least 1; `access_dim` may be 0 (an access is then described only by the
 /// hidden state of its loop).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelConfig {
     /// Width of one loop row ([`NestInput::loops`](crate::NestInput::loops)).
     pub loop_dim: usize,
@@ -52,6 +52,18 @@ pub struct ModelConfig {
     /// before it read as `false`).
     #[serde(default)]
     pub wide: bool,
+    /// With [`ModelConfig::wide`]: anchor the embedding at the raw-feature distance. The
+    /// wide part's column weights stay at their initial `1/sqrt(width)` (not trained), so
+    /// its distances are the standardized raw features' distances scaled by one constant,
+    /// and the learned part is weighted by this factor in the returned embedding. With
+    /// [`ModelConfig::normalize_embedding`] the learned part is a unit vector, so it moves
+    /// a distance by at most twice the factor: the raw features decide which entries are
+    /// near, the learned part re-orders those within its reach (at 0 the embedding ranks
+    /// exactly as raw features do). The head sees the learned part unweighted. `None`:
+    /// both parts trained, the learned part unweighted (checkpoints made before it read
+    /// as `None`).
+    #[serde(default)]
+    pub anchored: Option<f32>,
 }
 
 impl ModelConfig {
@@ -76,6 +88,7 @@ impl ModelConfig {
             message_rounds: DEFAULT_MESSAGE_ROUNDS,
             normalize_embedding: true,
             wide: false,
+            anchored: None,
         }
     }
 
@@ -123,6 +136,16 @@ impl ModelConfig {
         for (name, v) in all {
             if v > 1 << 16 {
                 return Err(Error::Config(format!("{name} = {v} is too large")));
+            }
+        }
+        if let Some(w) = self.anchored {
+            if !self.wide {
+                return Err(Error::Config("anchored needs the wide part".into()));
+            }
+            if !(w.is_finite() && w >= 0.0) {
+                return Err(Error::Config(format!(
+                    "anchored = {w}: the learned part's weight must be a number >= 0"
+                )));
             }
         }
         if self.message_rounds > MAX_MESSAGE_ROUNDS {

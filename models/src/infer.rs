@@ -268,6 +268,9 @@ impl Network {
         }
         let y = self.head.forward(z.view());
         let mut embedding = z.index_axis(Axis(0), 0).to_vec();
+        if let Some(w) = c.anchored.filter(|_| self.wide.is_some()) {
+            embedding.iter_mut().for_each(|v| *v *= w);
+        }
         if let Some(scale) = &self.wide {
             let wide = wide_part(x, c);
             embedding.extend(wide.iter().zip(scale).map(|(v, w)| v * w));

@@ -117,6 +117,8 @@ pub(crate) struct Net {
     /// Per-column weights of the wide part (`ModelConfig::wide`).
     wide: Option<Tensor>,
     normalize: bool,
+    /// The learned part's weight in the returned embedding (`ModelConfig::anchored`).
+    learned_weight: Option<f64>,
     hidden: i64,
     /// Every parameter with its dotted name, in creation order.
     pub params: Vec<(String, Tensor)>,
@@ -150,7 +152,14 @@ impl Net {
         let wide = if config.wide {
             let width = config.wide_dim();
             let init = 1.0 / (width.max(1) as f32).sqrt();
-            Some(b.constant(WIDE_SCALE.to_string(), &[width as i64], init)?)
+            let scale = b.constant(WIDE_SCALE.to_string(), &[width as i64], init)?;
+            // Anchored: the weights keep their initial value. The optimizer skips a
+            // parameter without a gradient.
+            Some(if config.anchored.is_some() {
+                scale.set_requires_grad(false)
+            } else {
+                scale
+            })
         } else {
             None
         };
@@ -165,6 +174,7 @@ impl Net {
             head,
             wide,
             normalize: config.normalize_embedding,
+            learned_weight: config.anchored.map(f64::from),
             hidden: config.hidden as i64,
             params: b.params,
         })
@@ -220,6 +230,9 @@ impl Net {
         }
         let y = self.head.forward(&z)?;
         if let Some(scale) = &self.wide {
+            if let Some(w) = self.learned_weight {
+                z = z.f_mul_scalar(w)?;
+            }
             z = Tensor::f_cat(&[&z, &self.wide_part(b)?.f_mul(scale)?], 1)?;
         }
         Ok((z, y))

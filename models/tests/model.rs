@@ -623,3 +623,74 @@ fn the_wide_part_is_the_pooled_inputs_scaled_by_learned_weights() {
     assert!(max_abs_diff(&tail(&kept), &tail(&model.embed(&inputs).unwrap())) < 1e-6);
     assert!(max_abs_diff(&tail(&moved), &tail(&kept)) > 1e-4);
 }
+
+#[test]
+fn an_anchored_embedding_keeps_the_raw_feature_distance_and_weights_the_learned_part() {
+    let data = examples(5, 24);
+    let inputs: Vec<NestInput> = data.iter().map(|e| e.input.clone()).collect();
+    let mut paired = data.clone();
+    let n = paired.len();
+    for (i, x) in paired.iter_mut().enumerate() {
+        x.nearer = vec![((i + 2) % n, (i + 1) % n)];
+    }
+    let options = TrainOptions {
+        contrastive_weight: 1.0,
+        ..quick(1)
+    };
+    let mut c = config();
+    c.wide = true;
+    let free = train(&paired, &c, &options, features()).unwrap();
+    let free = free.network().embed(&inputs).unwrap();
+    c.anchored = Some(0.25);
+    let anchored = train(&paired, &c, &options, features()).unwrap();
+    // The weights round-trip through a checkpoint with the configuration.
+    let dir = tempfile::tempdir().unwrap();
+    anchored.save(dir.path()).unwrap();
+    let loaded = Checkpoint::load(dir.path()).unwrap();
+    assert_eq!(loaded.meta.config.anchored, Some(0.25));
+    let got = loaded.network().embed(&inputs).unwrap();
+    let width = c.output_dim() - c.embed_dim;
+    let init = 1.0 / (width as f32).sqrt();
+    let untrained = Model::new(config_wide(), 3)
+        .unwrap()
+        .embed(&inputs)
+        .unwrap();
+    for ((e, x), u) in got.iter().zip(&inputs).zip(&untrained) {
+        // The learned part: a unit vector times the weight.
+        let norm: f32 = e[..c.embed_dim].iter().map(|v| v * v).sum::<f32>().sqrt();
+        assert!((norm - 0.25).abs() < 1e-5, "{norm}");
+        // The wide part: the pooled inputs times the initial weight, after training.
+        assert!(max_abs_diff(&[e[c.embed_dim..].to_vec()], &[u[c.embed_dim..].to_vec()]) < 1e-6);
+        assert!(
+            (e[c.embed_dim]
+                - x.loops.iter().map(|r| r[0]).sum::<f32>() / x.loops.len() as f32 * init)
+                .abs()
+                < 1e-5
+        );
+    }
+    // Trained freely, the same terms move the wide part.
+    let tail =
+        |v: &[Vec<f32>]| -> Vec<Vec<f32>> { v.iter().map(|e| e[c.embed_dim..].to_vec()).collect() };
+    assert!(max_abs_diff(&tail(&free), &tail(&untrained)) > 1e-4);
+    // At weight 0 the distances are the raw features' alone.
+    c.anchored = Some(0.0);
+    let zero = train(&paired, &c, &options, features()).unwrap();
+    for e in zero.network().embed(&inputs).unwrap() {
+        assert!(e[..c.embed_dim].iter().all(|v| *v == 0.0));
+    }
+    // Anchoring needs the wide part, and a weight >= 0.
+    let mut bad = config();
+    bad.anchored = Some(0.5);
+    assert!(bad.validate().is_err());
+    bad.wide = true;
+    bad.anchored = Some(-1.0);
+    assert!(bad.validate().is_err());
+    bad.anchored = Some(f32::NAN);
+    assert!(bad.validate().is_err());
+}
+
+fn config_wide() -> ModelConfig {
+    let mut c = config();
+    c.wide = true;
+    c
+}

@@ -185,6 +185,12 @@ fn counts_of_zero_are_refused_before_any_work() {
             "--contrastive-weight",
             "-1",
         ),
+        (&["db", "eval", "--db", "db.db"], "--anchor", "-0.5"),
+        (
+            &["model", "train", "--db", "db.db", "-o", "m"],
+            "--anchor",
+            "nan",
+        ),
         (&["db", "transfer", "--db", "db.db"], "--repetitions", "0"),
         (
             &["model", "train", "--db", "db.db", "-o", "m"],

@@ -142,9 +142,9 @@ pub struct SuiteArgs {
     cache_dir: Option<PathBuf>,
 }
 
-/// Weight of the model's contrastive term (`--contrastive-weight`): refused before any
+/// A weight of the model (`--contrastive-weight`, `--anchor`): refused before any
 /// work starts unless it is a number >= 0.
-fn contrastive_weight(s: &str) -> Result<f64, String> {
+fn non_negative(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(w) if w.is_finite() && w >= 0.0 => Ok(w),
         Ok(_) => Err("must be a number >= 0".to_string()),
@@ -300,8 +300,10 @@ pub struct DbEvalArgs {
     #[arg(long, value_name = "N", default_value_t = 150, value_parser = crate::cmd::positive_count)]
     epochs: usize,
     /// Weight of the contrastive term on the training programs' transfer rows.
-    #[arg(long, default_value_t = embeddings::embed::CONTRASTIVE_WEIGHT, value_parser = contrastive_weight, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = embeddings::embed::CONTRASTIVE_WEIGHT, value_parser = non_negative, allow_negative_numbers = true)]
     contrastive_weight: f64,
+    #[command(flatten)]
+    anchor: AnchorArg,
     /// Timed repetitions per variant (many held-out nests run for microseconds).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
@@ -340,8 +342,32 @@ pub struct ModelTrainArgs {
     lr: f64,
     /// Weight of the contrastive term on the database's transfer rows
     /// (`tune db transfer`); 0 trains on the performance targets alone.
-    #[arg(long, default_value_t = embeddings::embed::CONTRASTIVE_WEIGHT, value_parser = contrastive_weight, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = embeddings::embed::CONTRASTIVE_WEIGHT, value_parser = non_negative, allow_negative_numbers = true)]
     contrastive_weight: f64,
+    #[command(flatten)]
+    anchor: AnchorArg,
+}
+
+/// `--anchor W`: the model's embedding anchored at the raw-feature distance
+/// (`models::ModelConfig::anchored`).
+#[derive(clap::Args)]
+struct AnchorArg {
+    /// Anchor the embedding at the raw-feature distance: the wide part's weights are
+    /// held at their initial values and the learned part is weighted by W (0 ranks as
+    /// raw features do). Without it, both parts are trained.
+    #[arg(long = "anchor", value_name = "W", value_parser = non_negative, allow_negative_numbers = true)]
+    weight: Option<f64>,
+}
+
+impl AnchorArg {
+    /// The network to train: [`embeddings::embed::model_config`], anchored when asked.
+    fn model(&self) -> models::ModelConfig {
+        let mut c = embeddings::embed::model_config();
+        if let Some(w) = self.weight {
+            c.anchored = Some(w as f32);
+        }
+        c
+    }
 }
 
 #[derive(clap::Args)]
@@ -447,6 +473,7 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                 &db,
                 &only,
                 a.k,
+                &a.anchor.model(),
                 &train,
                 &crate::cmd::lines(),
             )?;
@@ -463,6 +490,7 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                 suite: a.on.selection(),
                 k: a.k,
                 seed: a.seed,
+                model: a.anchor.model(),
                 train: models::TrainOptions {
                     seed: a.seed,
                     epochs: a.epochs,
@@ -616,7 +644,7 @@ pub fn cmd_model(c: ModelCommand) -> Result<i32, Error> {
                 contrastive_weight: a.contrastive_weight,
                 ..Default::default()
             };
-            let ck = embeddings::embed::train(&entries, &opts)?;
+            let ck = embeddings::embed::train(&entries, &a.anchor.model(), &opts)?;
             ck.save(&a.out)
                 .map_err(|e| Error::Failed(format!("{}: {e}", a.out.display())))?;
             println!(

@@ -91,6 +91,8 @@ pub struct EvalConfig {
     pub k: usize,
     /// Seed of training and of the random order.
     pub seed: u64,
+    /// Each fold's model ([`embeddings::embed::model_config`], or a variant of it).
+    pub model: models::ModelConfig,
     /// How each fold's model is trained.
     pub train: models::TrainOptions,
     /// How candidates are measured.
@@ -117,7 +119,7 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<EvalReport> {
         // The program is held out with its loop-order variants.
         let out = embeddings::db::origin(&p.name);
         let train: Vec<&Entry> = db.entries.iter().filter(|e| e.origin() != out).collect();
-        let model = Embedder::new(embeddings::embed::train(&train, &cfg.train)?)?;
+        let model = Embedder::new(embeddings::embed::train(&train, &cfg.model, &cfg.train)?)?;
         let mut embedding = EmbeddingRanker::new(&model, &db, false)?;
         let mut raw = RawFeatureRanker::new(&train, &db);
         random.set_space(embedding.vectors().to_vec());

@@ -31,6 +31,7 @@ pub fn evaluate_offline(
     db: &Database,
     only: &[String],
     k: usize,
+    config: &models::ModelConfig,
     train: &models::TrainOptions,
     events: &Events,
 ) -> Result<EvalReport> {
@@ -54,7 +55,7 @@ pub fn evaluate_offline(
         }
         // The program is held out with its loop-order variants.
         let fold: Vec<&Entry> = db.entries.iter().filter(|e| e.origin() != p).collect();
-        let model = Embedder::new(embeddings::embed::train(&fold, train)?)?;
+        let model = Embedder::new(embeddings::embed::train(&fold, config, train)?)?;
         let mut embedding = EmbeddingRanker::new(&model, db, false)?;
         let mut raw = RawFeatureRanker::new(&fold, db);
         random.set_space(embedding.vectors().to_vec());
