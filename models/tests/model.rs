@@ -6,8 +6,8 @@ use std::fs;
 
 use common::{config, examples};
 use models::{
-    train, Checkpoint, Error, FeatureInfo, Model, ModelConfig, NestInput, Network, Outputs,
-    TrainOptions, META_FILE, WEIGHTS_FILE,
+    train, Checkpoint, Error, Example, FeatureInfo, Model, ModelConfig, NestInput, Network,
+    Outputs, TrainOptions, META_FILE, WEIGHTS_FILE,
 };
 
 fn features() -> FeatureInfo {
@@ -597,15 +597,7 @@ fn the_wide_part_is_the_pooled_inputs_scaled_by_learned_weights() {
     }
     // The contrastive term moves the weights (the head's loss cannot: it sees the
     // learned part only).
-    let mut paired = data.clone();
-    let n = paired.len();
-    for (i, x) in paired.iter_mut().enumerate() {
-        x.nearer = vec![((i + 2) % n, (i + 1) % n)];
-    }
-    let options = TrainOptions {
-        contrastive_weight: 1.0,
-        ..quick(1)
-    };
+    let (paired, options) = ring_pairs(&data);
     let scale = |ck: &Checkpoint| {
         ck.network()
             .parameter_shapes()
@@ -628,15 +620,7 @@ fn the_wide_part_is_the_pooled_inputs_scaled_by_learned_weights() {
 fn an_anchored_embedding_keeps_the_raw_feature_distance_and_weights_the_learned_part() {
     let data = examples(5, 24);
     let inputs: Vec<NestInput> = data.iter().map(|e| e.input.clone()).collect();
-    let mut paired = data.clone();
-    let n = paired.len();
-    for (i, x) in paired.iter_mut().enumerate() {
-        x.nearer = vec![((i + 2) % n, (i + 1) % n)];
-    }
-    let options = TrainOptions {
-        contrastive_weight: 1.0,
-        ..quick(1)
-    };
+    let (paired, options) = ring_pairs(&data);
     let mut c = config();
     c.wide = true;
     let free = train(&paired, &c, &options, features()).unwrap();
@@ -693,4 +677,19 @@ fn config_wide() -> ModelConfig {
     let mut c = config();
     c.wide = true;
     c
+}
+
+/// `data` with one contrastive pair per example (nearer the one two ahead than the next
+/// one, in a ring), and quick options with the contrastive term on.
+fn ring_pairs(data: &[Example]) -> (Vec<Example>, TrainOptions) {
+    let mut paired = data.to_vec();
+    let n = paired.len();
+    for (i, x) in paired.iter_mut().enumerate() {
+        x.nearer = vec![((i + 2) % n, (i + 1) % n)];
+    }
+    let options = TrainOptions {
+        contrastive_weight: 1.0,
+        ..quick(1)
+    };
+    (paired, options)
 }
