@@ -136,8 +136,9 @@ pub fn contrastive_pairs(entries: &[&Entry]) -> Vec<Vec<(usize, usize)>> {
         .collect()
 }
 
-/// Trains a model of `config` (mostly [`model_config`]) on `entries`. Every entry contributes twice: with and without its
-/// performance features, so the same model serves static-only retrieval. Entries with
+/// Trains a model of `config` (mostly [`model_config`]) on `entries`. Every entry
+/// contributes twice: with and without its performance features, so the same model
+/// serves static-only retrieval. Entries with
 /// transfer measurements also give the contrastive term its pairs
 /// ([`contrastive_pairs`]; full-feature examples are paired with full-feature ones,
 /// static-only with static-only).

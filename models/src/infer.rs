@@ -268,7 +268,8 @@ impl Network {
         }
         let y = self.head.forward(z.view());
         let mut embedding = z.index_axis(Axis(0), 0).to_vec();
-        if let Some(w) = c.anchored.filter(|_| self.wide.is_some()) {
+        // `validate` holds `anchored` to a network with the wide part.
+        if let Some(w) = c.anchored {
             embedding.iter_mut().for_each(|v| *v *= w);
         }
         if let Some(scale) = &self.wide {

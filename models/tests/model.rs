@@ -576,8 +576,7 @@ fn mean_max(rows: &[Vec<f32>], width: usize) -> Vec<f32> {
 fn the_wide_part_is_the_pooled_inputs_scaled_by_learned_weights() {
     let data = examples(5, 24);
     let inputs: Vec<NestInput> = data.iter().map(|e| e.input.clone()).collect();
-    let mut c = config();
-    c.wide = true;
+    let c = config_wide();
     let width = 2 * c.loop_dim + 2 * c.access_dim + c.global_dim + c.counter_dim + c.machine_dim;
     assert_eq!(c.output_dim(), c.embed_dim + width);
     let model = Model::new(c.clone(), 3).unwrap();
@@ -610,8 +609,7 @@ fn the_wide_part_is_the_pooled_inputs_scaled_by_learned_weights() {
     let moved = with.network().embed(&inputs).unwrap();
     let head_only = train(&data, &c, &options, features()).unwrap();
     let kept = head_only.network().embed(&inputs).unwrap();
-    let tail =
-        |v: &[Vec<f32>]| -> Vec<Vec<f32>> { v.iter().map(|e| e[c.embed_dim..].to_vec()).collect() };
+    let tail = |v: &[Vec<f32>]| wide_parts(v, c.embed_dim);
     assert!(max_abs_diff(&tail(&kept), &tail(&model.embed(&inputs).unwrap())) < 1e-6);
     assert!(max_abs_diff(&tail(&moved), &tail(&kept)) > 1e-4);
 }
@@ -621,8 +619,7 @@ fn an_anchored_embedding_keeps_the_raw_feature_distance_and_weights_the_learned_
     let data = examples(5, 24);
     let inputs: Vec<NestInput> = data.iter().map(|e| e.input.clone()).collect();
     let (paired, options) = ring_pairs(&data);
-    let mut c = config();
-    c.wide = true;
+    let mut c = config_wide();
     let free = train(&paired, &c, &options, features()).unwrap();
     let free = free.network().embed(&inputs).unwrap();
     c.anchored = Some(0.25);
@@ -639,12 +636,13 @@ fn an_anchored_embedding_keeps_the_raw_feature_distance_and_weights_the_learned_
         .unwrap()
         .embed(&inputs)
         .unwrap();
-    for ((e, x), u) in got.iter().zip(&inputs).zip(&untrained) {
+    let tail = |v: &[Vec<f32>]| wide_parts(v, c.embed_dim);
+    // The wide part: the pooled inputs times the initial weight, after training.
+    assert!(max_abs_diff(&tail(&got), &tail(&untrained)) < 1e-6);
+    for (e, x) in got.iter().zip(&inputs) {
         // The learned part: a unit vector times the weight.
         let norm: f32 = e[..c.embed_dim].iter().map(|v| v * v).sum::<f32>().sqrt();
         assert!((norm - 0.25).abs() < 1e-5, "{norm}");
-        // The wide part: the pooled inputs times the initial weight, after training.
-        assert!(max_abs_diff(&[e[c.embed_dim..].to_vec()], &[u[c.embed_dim..].to_vec()]) < 1e-6);
         assert!(
             (e[c.embed_dim]
                 - x.loops.iter().map(|r| r[0]).sum::<f32>() / x.loops.len() as f32 * init)
@@ -653,8 +651,6 @@ fn an_anchored_embedding_keeps_the_raw_feature_distance_and_weights_the_learned_
         );
     }
     // Trained freely, the same terms move the wide part.
-    let tail =
-        |v: &[Vec<f32>]| -> Vec<Vec<f32>> { v.iter().map(|e| e[c.embed_dim..].to_vec()).collect() };
     assert!(max_abs_diff(&tail(&free), &tail(&untrained)) > 1e-4);
     // At weight 0 the distances are the raw features' alone.
     c.anchored = Some(0.0);
@@ -692,4 +688,9 @@ fn ring_pairs(data: &[Example]) -> (Vec<Example>, TrainOptions) {
         ..quick(1)
     };
     (paired, options)
+}
+
+/// The wide part of each embedding (what follows the `embed_dim` learned values).
+fn wide_parts(v: &[Vec<f32>], embed_dim: usize) -> Vec<Vec<f32>> {
+    v.iter().map(|e| e[embed_dim..].to_vec()).collect()
 }

@@ -399,8 +399,9 @@ pub fn dry_run(cfg: &RunConfig, phases: &Phases) -> Result<DryRun> {
     let remembered = representative
         .then(|| crate::versions::remembered_plan(&cache.root, &b.key, &cfg.program_args))
         .flatten();
-    let mut outcome = run_once(remembered.clone().unwrap_or_default())?;
-    if representative && remembered.is_none() && outcome.exit == Exit::Code(0) {
+    let choose = representative && remembered.is_none();
+    let mut outcome = run_once(remembered.unwrap_or_default())?;
+    if choose && outcome.exit == Exit::Code(0) {
         let plan = outcome
             .report
             .as_ref()
