@@ -136,6 +136,12 @@ pub fn contrastive_pairs(entries: &[&Entry]) -> Vec<Vec<(usize, usize)>> {
         .collect()
 }
 
+/// Credit of a speedup `s` on a nest whose best is `best`: 1 at ≥ [`NEAR_SHARE`] of it,
+/// 0 under [`FAR_SHARE`], linear between.
+pub fn credit(s: f64, best: f64) -> f64 {
+    ((s / best.max(1.0) - FAR_SHARE) / (NEAR_SHARE - FAR_SHARE)).clamp(0.0, 1.0)
+}
+
 /// Trains a model of `config` (mostly [`model_config`]) on `entries`. Every entry
 /// contributes twice: with and without its performance features, so the same model
 /// serves static-only retrieval. Entries with

@@ -236,15 +236,16 @@ fn build_train_embed_apply() {
         "--refine",
         "2",
         "--ranker",
-        "raw",
+        "raw-votes",
         "-o",
         d.join("refined.c").to_str().unwrap(),
         "--report",
         refined.to_str().unwrap(),
     ]);
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&refined).unwrap()).unwrap();
-    // Retrieved by raw features, as asked; the first run's report says the default.
-    assert_eq!(r["ranker"], "raw features");
+    // Retrieved by the votes of the raw features' nearest entries (their transfer
+    // rows were measured above), as asked; the first run's report says the default.
+    assert_eq!(r["ranker"], "raw votes");
     let first: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(first["ranker"], "embedding");

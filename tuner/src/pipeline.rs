@@ -25,7 +25,9 @@
 use crate::events::{Event, Events};
 use crate::features::{machine_info, nest_features, nest_root};
 use crate::nest_bench::{Measuring, NestBench};
-use crate::ranker::{EmbeddingRanker, Query, RandomRanker, Ranker, RankerKind, RawFeatureRanker};
+use crate::ranker::{
+    EmbeddingRanker, Query, RandomRanker, Ranker, RankerKind, RawFeatureRanker, VoteRanker,
+};
 use crate::records::MemoryRecords;
 use crate::report::{
     ApplyReport, Candidate, CandidateVerdict, FilesApplied, Neighbour, NestReport, NestTime,
@@ -377,6 +379,19 @@ impl Pipeline {
                 Box::new(RawFeatureRanker::new(&everyone, db))
             }
             RankerKind::Random => Box::new(RandomRanker::new(1, Vec::new())),
+            RankerKind::EmbeddingVotes => Box::new(VoteRanker::new(
+                Box::new(EmbeddingRanker::new(model, db, self.static_only)?),
+                RankerKind::EmbeddingVotes,
+                self.k,
+            )),
+            RankerKind::RawVotes => {
+                let everyone: Vec<_> = db.entries.iter().collect();
+                Box::new(VoteRanker::new(
+                    Box::new(RawFeatureRanker::new(&everyone, db)),
+                    RankerKind::RawVotes,
+                    self.k,
+                ))
+            }
         })
     }
 

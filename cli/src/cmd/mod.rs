@@ -68,6 +68,11 @@ pub enum RankerArg {
     Embedding,
     /// Nearest by standardized raw features.
     Raw,
+    /// The embedding's nearest entries vote, by their transfer rows, for the recipes
+    /// that worked on them.
+    EmbeddingVotes,
+    /// The raw features' nearest entries vote the same way.
+    RawVotes,
 }
 
 impl From<RankerArg> for tuner::ranker::RankerKind {
@@ -76,6 +81,8 @@ impl From<RankerArg> for tuner::ranker::RankerKind {
         match r {
             RankerArg::Embedding => RankerKind::Embedding,
             RankerArg::Raw => RankerKind::RawFeatures,
+            RankerArg::EmbeddingVotes => RankerKind::EmbeddingVotes,
+            RankerArg::RawVotes => RankerKind::RawVotes,
         }
     }
 }

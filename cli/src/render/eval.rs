@@ -10,8 +10,15 @@ pub fn render_eval(r: &EvalReport) -> String {
     let w = super::name_width(r.rows.iter().map(|row| row.program.as_str()), 16);
     let _ = writeln!(
         out,
-        "{:<w$}{:<8}{:>8}  {:>16}{:>16}{:>16}",
-        "program", "nest", "best", "embedding", "raw features", "random"
+        "{:<w$}{:<8}{:>8}  {:>16}{:>16}{:>16}{:>16}{:>16}",
+        "program",
+        "nest",
+        "best",
+        "embedding",
+        "raw features",
+        "random",
+        "embedding votes",
+        "raw votes"
     );
     for row in &r.rows {
         let _ = write!(
@@ -20,12 +27,10 @@ pub fn render_eval(r: &EvalReport) -> String {
             row.program, row.nest, row.best_known
         );
         for k in RankerKind::ALL {
-            let o = &row.methods[&k];
-            let _ = write!(
-                out,
-                "{:>15}",
+            let cell = row.methods.get(&k).map_or("-".to_string(), |o| {
                 format!("{:.2}x {}", o.kept, if o.hit { "hit" } else { "miss" })
-            );
+            });
+            let _ = write!(out, "{:>15}", cell);
             out.push(' ');
         }
         out.push('\n');

@@ -6,10 +6,12 @@
 mod embedding;
 mod random;
 mod raw;
+mod vote;
 
 pub use embedding::EmbeddingRanker;
 pub use random::RandomRanker;
 pub use raw::RawFeatureRanker;
+pub use vote::{vote, VoteRanker};
 
 use crate::Result;
 use embeddings::db::{Database, Entry};
@@ -54,14 +56,22 @@ pub enum RankerKind {
     /// A random order.
     #[serde(rename = "random")]
     Random,
+    /// The embedding's nearest entries vote with their transfer rows ([`vote`]).
+    #[serde(rename = "embedding votes")]
+    EmbeddingVotes,
+    /// The raw features' nearest entries vote with their transfer rows ([`vote`]).
+    #[serde(rename = "raw votes")]
+    RawVotes,
 }
 
 impl RankerKind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [RankerKind; 3] = [
+    pub const ALL: [RankerKind; 5] = [
         RankerKind::Embedding,
         RankerKind::RawFeatures,
         RankerKind::Random,
+        RankerKind::EmbeddingVotes,
+        RankerKind::RawVotes,
     ];
 
     /// The name in reports.
@@ -70,6 +80,8 @@ impl RankerKind {
             RankerKind::Embedding => "embedding",
             RankerKind::RawFeatures => "raw features",
             RankerKind::Random => "random",
+            RankerKind::EmbeddingVotes => "embedding votes",
+            RankerKind::RawVotes => "raw votes",
         }
     }
 }

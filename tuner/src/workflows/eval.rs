@@ -10,7 +10,9 @@ use super::speedups::Speedups;
 use super::{prepare, SuiteSelection};
 use crate::events::{Event, Events};
 use crate::nest_bench::{Measuring, NestBench};
-use crate::ranker::{EmbeddingRanker, Query, RandomRanker, Ranker, RankerKind, RawFeatureRanker};
+use crate::ranker::{
+    EmbeddingRanker, Query, RandomRanker, Ranker, RankerKind, RawFeatureRanker, VoteRanker,
+};
 use crate::retrieve::walk;
 use crate::{Error, Result};
 use embeddings::db::{Database, Entry};
@@ -123,6 +125,16 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<EvalReport> {
         let mut embedding = EmbeddingRanker::new(&model, &db, false)?;
         let mut raw = RawFeatureRanker::new(&train, &db);
         random.set_space(embedding.vectors().to_vec());
+        let mut embedding_votes = VoteRanker::new(
+            Box::new(EmbeddingRanker::new(&model, &db, false)?),
+            RankerKind::EmbeddingVotes,
+            cfg.k,
+        );
+        let mut raw_votes = VoteRanker::new(
+            Box::new(RawFeatureRanker::new(&train, &db)),
+            RankerKind::RawVotes,
+            cfg.k,
+        );
         // The held-out program's nests and saved data, as the search left them.
         let (args, dry) = prepare(&suite, p, cfg.suite.preset, &cfg.measuring)?;
         for me in held {
@@ -131,7 +143,13 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<EvalReport> {
                 continue;
             };
             let bench = NestBench::new(&dry, nest, &args.cflags, &cfg.measuring);
-            let rankers: [&mut dyn Ranker; 3] = [&mut embedding, &mut raw, &mut random];
+            let rankers: [&mut dyn Ranker; 5] = [
+                &mut embedding,
+                &mut raw,
+                &mut random,
+                &mut embedding_votes,
+                &mut raw_votes,
+            ];
             let row = held_out(&db, &bench, me, rankers, cfg.k)?;
             measured += row.1;
             let row = row.0;
@@ -266,7 +284,7 @@ fn held_out(
     db: &Database,
     bench: &NestBench,
     me: usize,
-    rankers: [&mut dyn Ranker; 3],
+    rankers: [&mut dyn Ranker; 5],
     k: usize,
 ) -> Result<(EvalRow, usize)> {
     let e = &db.entries[me];

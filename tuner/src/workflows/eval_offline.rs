@@ -18,7 +18,9 @@
 
 use super::eval::{EvalReport, EvalRow, MethodOutcome};
 use crate::events::{Event, Events};
-use crate::ranker::{EmbeddingRanker, Query, RandomRanker, Ranker, RawFeatureRanker};
+use crate::ranker::{
+    EmbeddingRanker, Query, RandomRanker, Ranker, RankerKind, RawFeatureRanker, VoteRanker,
+};
 use crate::{Error, Result};
 use embeddings::db::{Database, Entry};
 use embeddings::embed::Embedder;
@@ -59,8 +61,29 @@ pub fn evaluate_offline(
         let mut embedding = EmbeddingRanker::new(&model, db, false)?;
         let mut raw = RawFeatureRanker::new(&fold, db);
         random.set_space(embedding.vectors().to_vec());
+        let mut embedding_votes = VoteRanker::new(
+            Box::new(EmbeddingRanker::new(&model, db, false)?),
+            RankerKind::EmbeddingVotes,
+            k,
+        );
+        let mut raw_votes = VoteRanker::new(
+            Box::new(RawFeatureRanker::new(&fold, db)),
+            RankerKind::RawVotes,
+            k,
+        );
         for me in held {
-            let row = held_out(db, me, &mut [&mut embedding, &mut raw, &mut random], k)?;
+            let row = held_out(
+                db,
+                me,
+                &mut [
+                    &mut embedding,
+                    &mut raw,
+                    &mut random,
+                    &mut embedding_votes,
+                    &mut raw_votes,
+                ],
+                k,
+            )?;
             events(Event::Done { line: &row.line() });
             rows.push(row);
         }
