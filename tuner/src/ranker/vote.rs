@@ -3,8 +3,8 @@
 //! entries' best recipes measured on their data), for the recipes that came near their
 //! own best. A nearest-entry order tries the neighbours' own best recipes one by one; a
 //! neighbour's transfer row also says which recipes of further entries worked there,
-//! and which of the near entries' recipes failed, so the vote sees M nests' measurements
-//! where the nearest-entry order sees one recipe per nest.
+//! and which of the near entries' recipes failed, so the vote reads [`VOTERS`] nests'
+//! measurements of many recipes where the nearest-entry order reads one recipe per nest.
 //!
 //! A recipe's credit on a neighbour is 1 where it reached 90% of the neighbour's best
 //! known speedup (what the evaluation counts as a hit), 0 under 75%, linear between
