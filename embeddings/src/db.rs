@@ -77,6 +77,11 @@ impl Entry {
         self.recipes.first().map(|(r, _)| r.as_str())
     }
 
+    /// The best speedup of this nest's transfer row, at least 1 (keeping the code).
+    pub fn row_best(&self) -> f64 {
+        self.transfers.iter().map(|t| t.speedup).fold(1.0, f64::max)
+    }
+
     /// Whether `source`'s current best recipe was measured on this nest.
     pub fn transfer_from(&self, source: &Entry) -> Option<&Transfer> {
         let best = source.best()?;

@@ -367,12 +367,18 @@ impl Pipeline {
         }
     }
 
-    /// The ranker [`Pipeline::ranker`] names, over every entry of `db`. Raw features
+    /// The ranker `kind` (that [`Pipeline::ranker`] names), over every entry of `db`; a
+    /// voting kind wraps the ranker of its voters. Raw features
     /// are standardized over the whole database and always include the performance
     /// group; [`Pipeline::static_only`] concerns the embedding. A random order is
     /// seeded with 1.
-    fn ranker_for<'m>(&self, model: &'m Embedder, db: &Database) -> Result<Box<dyn Ranker + 'm>> {
-        Ok(match self.ranker {
+    fn ranker_for<'m>(
+        &self,
+        kind: RankerKind,
+        model: &'m Embedder,
+        db: &Database,
+    ) -> Result<Box<dyn Ranker + 'm>> {
+        Ok(match kind {
             RankerKind::Embedding => Box::new(EmbeddingRanker::new(model, db, self.static_only)?),
             RankerKind::RawFeatures => {
                 let everyone: Vec<_> = db.entries.iter().collect();
@@ -380,18 +386,13 @@ impl Pipeline {
             }
             RankerKind::Random => Box::new(RandomRanker::new(1, Vec::new())),
             RankerKind::EmbeddingVotes => Box::new(VoteRanker::new(
-                Box::new(EmbeddingRanker::new(model, db, self.static_only)?),
-                RankerKind::EmbeddingVotes,
+                self.ranker_for(RankerKind::Embedding, model, db)?,
                 self.k,
             )),
-            RankerKind::RawVotes => {
-                let everyone: Vec<_> = db.entries.iter().collect();
-                Box::new(VoteRanker::new(
-                    Box::new(RawFeatureRanker::new(&everyone, db)),
-                    RankerKind::RawVotes,
-                    self.k,
-                ))
-            }
+            RankerKind::RawVotes => Box::new(VoteRanker::new(
+                self.ranker_for(RankerKind::RawFeatures, model, db)?,
+                self.k,
+            )),
         })
     }
 
@@ -414,7 +415,9 @@ impl Pipeline {
             let dry = checked_dry_run(&self.run_config(p)?)?;
             Ok::<_, Error>((dry, machine_info(&self.cache_root, &self.toolchain)))
         })?;
-        let mut ranker = clock.add_to(&mut time.embedding_s, || self.ranker_for(&model, &db))?;
+        let mut ranker = clock.add_to(&mut time.embedding_s, || {
+            self.ranker_for(self.ranker, &model, &db)
+        })?;
         let measuring = self.measuring();
         let cflags = p.cc()?.cflags;
         let mut nests = Vec::new();

@@ -7,6 +7,7 @@ use embeddings::db::{Database, Entry};
 use embeddings::Embed;
 
 /// Ranks by embedding distance; the entries' embeddings are computed once.
+#[derive(Clone)]
 pub struct EmbeddingRanker<'m> {
     model: &'m dyn Embed,
     static_only: bool,

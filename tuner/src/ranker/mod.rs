@@ -74,6 +74,15 @@ impl RankerKind {
         RankerKind::RawVotes,
     ];
 
+    /// For a voting kind, the ranker whose nearest entries vote ([`vote`]).
+    pub fn voters(self) -> Option<RankerKind> {
+        match self {
+            RankerKind::EmbeddingVotes => Some(RankerKind::Embedding),
+            RankerKind::RawVotes => Some(RankerKind::RawFeatures),
+            _ => None,
+        }
+    }
+
     /// The name in reports.
     pub fn name(self) -> &'static str {
         match self {

@@ -7,6 +7,7 @@ use embeddings::db::{Database, Entry};
 use embeddings::Normalizer;
 
 /// Ranks by the distance of standardized raw feature vectors.
+#[derive(Clone)]
 pub struct RawFeatureRanker {
     norm: Normalizer,
     vectors: Vec<Vec<f32>>,

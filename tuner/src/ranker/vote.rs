@@ -27,16 +27,15 @@ pub const VOTERS: usize = 8;
 /// Re-orders a base ranker's order by its neighbours' votes.
 pub struct VoteRanker<'a> {
     base: Box<dyn Ranker + 'a>,
-    kind: RankerKind,
     /// Positions chosen by coverage (after them, the base order).
     picks: usize,
 }
 
 impl<'a> VoteRanker<'a> {
-    /// Votes over `base`'s neighbourhoods, reported as `kind`; the first `picks`
-    /// positions are chosen by coverage.
-    pub fn new(base: Box<dyn Ranker + 'a>, kind: RankerKind, picks: usize) -> VoteRanker<'a> {
-        VoteRanker { base, kind, picks }
+    /// Votes over `base`'s neighbourhoods; the first `picks` positions are chosen by
+    /// coverage.
+    pub fn new(base: Box<dyn Ranker + 'a>, picks: usize) -> VoteRanker<'a> {
+        VoteRanker { base, picks }
     }
 }
 
@@ -56,13 +55,7 @@ pub fn vote(db: &Database, order: Vec<(usize, f32)>, picks: usize) -> Vec<(usize
     }
     let best: Vec<f64> = voters
         .iter()
-        .map(|&(n, _)| {
-            db.entries[n]
-                .transfers
-                .iter()
-                .map(|t| t.speedup)
-                .fold(1.0, f64::max)
-        })
+        .map(|&(n, _)| db.entries[n].row_best())
         .collect();
     // credits[c][v]: candidate c's recipe on voter v (0 when not measured there).
     let credits: Vec<Vec<f64>> = order
@@ -123,7 +116,11 @@ pub fn vote(db: &Database, order: Vec<(usize, f32)>, picks: usize) -> Vec<(usize
 
 impl Ranker for VoteRanker<'_> {
     fn kind(&self) -> RankerKind {
-        self.kind
+        let base = self.base.kind();
+        RankerKind::ALL
+            .into_iter()
+            .find(|k| k.voters() == Some(base))
+            .unwrap_or(base)
     }
 
     fn rank(

@@ -125,16 +125,8 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<EvalReport> {
         let mut embedding = EmbeddingRanker::new(&model, &db, false)?;
         let mut raw = RawFeatureRanker::new(&train, &db);
         random.set_space(embedding.vectors().to_vec());
-        let mut embedding_votes = VoteRanker::new(
-            Box::new(EmbeddingRanker::new(&model, &db, false)?),
-            RankerKind::EmbeddingVotes,
-            cfg.k,
-        );
-        let mut raw_votes = VoteRanker::new(
-            Box::new(RawFeatureRanker::new(&train, &db)),
-            RankerKind::RawVotes,
-            cfg.k,
-        );
+        let mut embedding_votes = VoteRanker::new(Box::new(embedding.clone()), cfg.k);
+        let mut raw_votes = VoteRanker::new(Box::new(raw.clone()), cfg.k);
         // The held-out program's nests and saved data, as the search left them.
         let (args, dry) = prepare(&suite, p, cfg.suite.preset, &cfg.measuring)?;
         for me in held {

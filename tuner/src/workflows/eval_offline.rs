@@ -18,9 +18,7 @@
 
 use super::eval::{EvalReport, EvalRow, MethodOutcome};
 use crate::events::{Event, Events};
-use crate::ranker::{
-    EmbeddingRanker, Query, RandomRanker, Ranker, RankerKind, RawFeatureRanker, VoteRanker,
-};
+use crate::ranker::{EmbeddingRanker, Query, RandomRanker, Ranker, RawFeatureRanker, VoteRanker};
 use crate::{Error, Result};
 use embeddings::db::{Database, Entry};
 use embeddings::embed::Embedder;
@@ -61,16 +59,8 @@ pub fn evaluate_offline(
         let mut embedding = EmbeddingRanker::new(&model, db, false)?;
         let mut raw = RawFeatureRanker::new(&fold, db);
         random.set_space(embedding.vectors().to_vec());
-        let mut embedding_votes = VoteRanker::new(
-            Box::new(EmbeddingRanker::new(&model, db, false)?),
-            RankerKind::EmbeddingVotes,
-            k,
-        );
-        let mut raw_votes = VoteRanker::new(
-            Box::new(RawFeatureRanker::new(&fold, db)),
-            RankerKind::RawVotes,
-            k,
-        );
+        let mut embedding_votes = VoteRanker::new(Box::new(embedding.clone()), k);
+        let mut raw_votes = VoteRanker::new(Box::new(raw.clone()), k);
         for me in held {
             let row = held_out(
                 db,
@@ -107,7 +97,7 @@ fn held_out(
 ) -> Result<EvalRow> {
     let e = &db.entries[me];
     let usable = |x: &Entry| x.origin() != e.origin() && x.best().is_some();
-    let best_known = e.transfers.iter().map(|t| t.speedup).fold(1.0f64, f64::max);
+    let best_known = e.row_best();
     let mut methods = BTreeMap::new();
     for ranker in rankers.iter_mut() {
         let order = ranker.rank(db, Query::Entry(me), &usable)?;
