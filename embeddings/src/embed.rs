@@ -142,12 +142,35 @@ pub fn credit(s: f64, best: f64) -> f64 {
     ((s / best.max(1.0) - FAR_SHARE) / (NEAR_SHARE - FAR_SHARE)).clamp(0.0, 1.0)
 }
 
+/// The ways one entry is shown to training ([`train`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// Every feature measured.
+    Full,
+    /// The performance group masked out, as when no profiling pass ran.
+    StaticOnly,
+    /// The hardware-counter columns masked out, as on a machine without a PMU; only
+    /// for entries that have them (on the others it is [`View::Full`]).
+    NoCounters,
+}
+
+/// The views of `f` that training shows: full and static-only always, and without
+/// counters where it has counters, so that one model embeds a nest measured with a PMU
+/// near the same nest measured without one.
+pub fn views(f: &NestFeatures) -> &'static [View] {
+    if f.has_counters() {
+        &[View::Full, View::StaticOnly, View::NoCounters]
+    } else {
+        &[View::Full, View::StaticOnly]
+    }
+}
+
 /// Trains a model of `config` (mostly [`model_config`]) on `entries`. Every entry
-/// contributes twice: with and without its performance features, so the same model
-/// serves static-only retrieval. Entries with
-/// transfer measurements also give the contrastive term its pairs
-/// ([`contrastive_pairs`]; full-feature examples are paired with full-feature ones,
-/// static-only with static-only).
+/// contributes one example per [`views`]: with and without its performance features,
+/// so the same model serves static-only retrieval, and without its hardware counters
+/// where it has them (masks both ways). Entries with transfer measurements also give
+/// the contrastive term its pairs ([`contrastive_pairs`]; each view is paired with the
+/// same view of the other entry, or with its full view where it has no such view).
 pub fn train(
     entries: &[&Entry],
     config: &ModelConfig,
@@ -163,16 +186,44 @@ pub fn train(
     let raw: Vec<Vec<f32>> = entries.iter().map(|e| targets(e)).collect();
     let tnorm = Column::fit_rows(&raw, TARGET_DIM);
     let pairs = contrastive_pairs(entries);
-    let mut examples = Vec::new();
-    for ((e, t), pairs) in entries.iter().zip(&raw).zip(&pairs) {
-        let f = normalizer.apply(&e.features);
+    let normal: Vec<NestFeatures> = entries
+        .iter()
+        .map(|e| normalizer.apply(&e.features))
+        .collect();
+    // index[n]: entry n's views and the index of each one's example.
+    let mut index: Vec<Vec<(View, usize)>> = Vec::with_capacity(entries.len());
+    let mut next = 0;
+    for e in entries {
+        let mine = views(&e.features);
+        index.push(
+            mine.iter()
+                .enumerate()
+                .map(|(k, &v)| (v, next + k))
+                .collect(),
+        );
+        next += mine.len();
+    }
+    let example_of = |n: usize, v: View| -> usize {
+        let mine = &index[n];
+        mine.iter().find(|x| x.0 == v).unwrap_or(&mine[0]).1
+    };
+    let mut examples = Vec::with_capacity(next);
+    for (n, (t, pairs)) in raw.iter().zip(&pairs).enumerate() {
         let t = tnorm.apply_row(t);
-        for (v, static_only) in [false, true].into_iter().enumerate() {
+        for &(v, _) in &index[n] {
+            let input = match v {
+                View::Full => input(&normal[n], false),
+                View::StaticOnly => input(&normal[n], true),
+                View::NoCounters => input(&normal[n].without_counters(), false),
+            };
             examples.push(Example {
-                input: input(&f, static_only),
+                input,
                 targets: t.clone(),
                 rank: None,
-                nearer: pairs.iter().map(|&(n, f)| (2 * n + v, 2 * f + v)).collect(),
+                nearer: pairs
+                    .iter()
+                    .map(|&(a, b)| (example_of(a, v), example_of(b, v)))
+                    .collect(),
             });
         }
     }
@@ -287,6 +338,35 @@ mod tests {
             recipe: from.best().unwrap().into(),
             speedup,
         });
+    }
+
+    #[test]
+    fn entries_with_counters_are_also_shown_without_them() {
+        let mut with = entry("a", "{\"r\":\"a\"}");
+        with.features.perf[9] = 1.5;
+        with.features.perf_mask[9] = 1.0;
+        let without = entry("b", "{\"r\":\"b\"}");
+        assert_eq!(
+            views(&with.features),
+            [View::Full, View::StaticOnly, View::NoCounters]
+        );
+        assert_eq!(views(&without.features), [View::Full, View::StaticOnly]);
+        if !cfg!(feature = "train") {
+            return;
+        }
+        // One model trains on both kinds (5 examples) and embeds either.
+        let options = TrainOptions {
+            epochs: 2,
+            ..Default::default()
+        };
+        let model =
+            Embedder::new(train(&[&with, &without], &model_config(), &options).unwrap()).unwrap();
+        let e = model
+            .embed(&[&with.features, &with.features.without_counters()], false)
+            .unwrap();
+        assert_eq!(e.len(), 2);
+        assert!(e[0].iter().chain(&e[1]).all(|x| x.is_finite()));
+        assert_ne!(e[0], e[1], "the counters reach the embedding");
     }
 
     #[test]

@@ -30,6 +30,9 @@ pub const LOOP_DIM: usize = 16;
 pub const ACCESS_DIM: usize = 20;
 pub const GLOBAL_DIM: usize = 16;
 pub const PERF_DIM: usize = 12;
+/// The performance columns read from hardware counters (instructions per cycle, cache
+/// and branch miss ratios): set only where a PMU answered.
+pub const COUNTER_COLUMNS: std::ops::Range<usize> = 9..12;
 pub const MACHINE_DIM: usize = 8;
 
 /// Every feature of one nest.
@@ -66,6 +69,40 @@ pub(crate) fn one_loop_nest() -> NestFeatures {
 }
 
 impl NestFeatures {
+    /// Whether any hardware-counter column ([`COUNTER_COLUMNS`]) was measured.
+    pub fn has_counters(&self) -> bool {
+        self.perf_mask
+            .get(COUNTER_COLUMNS)
+            .is_some_and(|m| m.iter().any(|&x| x > 0.0))
+    }
+
+    /// The same features as a machine without a PMU would give: the hardware-counter
+    /// columns unavailable (value and mask 0), everything else unchanged.
+    pub fn without_counters(&self) -> NestFeatures {
+        let mut f = self.clone();
+        for k in COUNTER_COLUMNS {
+            if k < f.perf.len() && k < f.perf_mask.len() {
+                f.perf[k] = 0.0;
+                f.perf_mask[k] = 0.0;
+            }
+        }
+        f
+    }
+
+    /// These features with the hardware-counter columns of `from` (value and mask), for
+    /// features extracted again where the counters cannot be read again.
+    pub fn with_counters_of(mut self, from: &NestFeatures) -> NestFeatures {
+        for k in COUNTER_COLUMNS {
+            if let (Some(v), Some(m)) = (from.perf.get(k), from.perf_mask.get(k)) {
+                if k < self.perf.len() && k < self.perf_mask.len() {
+                    self.perf[k] = *v;
+                    self.perf_mask[k] = *m;
+                }
+            }
+        }
+        self
+    }
+
     /// A flat vector of every feature (fixed length: loop and access rows pooled by
     /// mean and max): the "raw feature distance" baseline of retrieval.
     pub fn flat(&self) -> Vec<f32> {
@@ -659,5 +696,64 @@ impl Normalizer {
             perf_mask: f.perf_mask.clone(),
             machine: self.machine.apply(&f.machine),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use profiling::cutout::CounterKind;
+
+    fn reading(name: &str, total: u64) -> CounterReading {
+        CounterReading {
+            name: name.into(),
+            kind: CounterKind::Hardware,
+            available: true,
+            total: Some(total),
+            per_rep: Some(total as f64),
+            reason: None,
+        }
+    }
+
+    #[test]
+    fn hardware_counters_fill_their_columns_and_can_be_masked_out() {
+        let counters = [
+            reading("cycles", 1000),
+            reading("instructions", 2500),
+            reading("cache-references", 400),
+            reading("cache-misses", 100),
+            reading("branches", 50),
+            reading("branch-misses", 5),
+        ];
+        let mut f = one_loop_nest();
+        let measured = |counters| Measured {
+            time_s: 1e-3,
+            counts: None,
+            cache: None,
+            counters,
+        };
+        add_performance(&mut f, &measured(&counters), None);
+        assert!(f.has_counters());
+        assert_eq!(&f.perf[COUNTER_COLUMNS], &[2.5, 0.25, 0.1]);
+        assert_eq!(&f.perf_mask[COUNTER_COLUMNS], &[1.0; 3]);
+        // Time per run (no counts): log10 of 1e6 ns.
+        assert_eq!((f.perf[0], f.perf_mask[0]), (6.0, 1.0));
+        // As a machine without a PMU gives them: the same but those three columns.
+        let plain = f.without_counters();
+        assert!(!plain.has_counters());
+        assert_eq!(&plain.perf_mask[COUNTER_COLUMNS], &[0.0; 3]);
+        assert_eq!(&plain.perf[COUNTER_COLUMNS], &[0.0; 3]);
+        assert_eq!(plain.perf[0], 6.0);
+        let mut g = one_loop_nest();
+        add_performance(&mut g, &measured(&[]), None);
+        assert_eq!(g, plain);
+        // An unavailable reading is no reading (never a zero).
+        let mut h = one_loop_nest();
+        let mut refused = counters.clone();
+        refused[0].available = false;
+        add_performance(&mut h, &measured(&refused), None);
+        assert_eq!(&h.perf_mask[COUNTER_COLUMNS], &[0.0, 1.0, 1.0]);
+        // Features extracted again keep the counters they were built with.
+        assert_eq!(plain.with_counters_of(&f), f);
     }
 }

@@ -147,6 +147,20 @@ fn build_train_embed_apply() {
     let nests = r["nests"].as_array().unwrap();
     assert_eq!(nests.len(), 1);
     let n = &nests[0];
+    // The nest's hardware counters, read for its features: none where the kernel has no
+    // PMU (as on most virtual machines), else the events the features use, with totals.
+    for c in n["counters"].as_array().unwrap() {
+        let events = [
+            "cycles",
+            "instructions",
+            "cache-references",
+            "cache-misses",
+            "branches",
+            "branch-misses",
+        ];
+        assert!(events.contains(&c["name"].as_str().unwrap()), "{c}");
+        assert!(c["total"].as_u64().is_some(), "{c}");
+    }
     // At most K neighbours: only entries with a recipe that beat their baseline count
     // (at MINI, timing noise decides how many of the three do); besides them, syrk's
     // product band gets the register-tile rule's two sizes, each measured once: a

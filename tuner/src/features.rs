@@ -6,7 +6,7 @@ use embeddings::features::{add_performance, static_features, Measured};
 use ir::codegen::Nest;
 use ir::program::Loop;
 use profiling::build::Toolchain;
-use profiling::cutout::{env_of, first_saved_version};
+use profiling::cutout::{env_of, first_saved_version, CounterReading};
 use profiling::machine::{MachineInfo, MachineOptions};
 use std::path::Path;
 
@@ -41,12 +41,15 @@ pub fn normal_static_features(
 }
 
 /// Static and performance features of a nest whose data was saved in `data_dir`
-/// (the version tuning measures), measured at `time_s` per run, with the static counts they used.
+/// (the version tuning measures), measured at `time_s` per run with the hardware
+/// `counters` read on it (`crate::counters`; empty without a PMU), with the static
+/// counts they used.
 pub fn nest_features(
     program: &ir::Program,
     nest: &Nest,
     data_dir: &Path,
     time_s: f64,
+    counters: &[CounterReading],
     machine: Option<&MachineInfo>,
 ) -> Option<(embeddings::NestFeatures, Option<ir::counts::NestCounts>)> {
     let root = nest_root(program, nest)?;
@@ -68,7 +71,7 @@ pub fn nest_features(
             time_s,
             counts: counts.as_ref(),
             cache: cache.as_ref(),
-            counters: &[],
+            counters,
         },
         machine,
     );

@@ -19,6 +19,7 @@
 pub mod bench;
 pub mod builder;
 pub mod check;
+pub mod counters;
 pub mod emit;
 pub mod environment;
 mod error;

@@ -98,12 +98,18 @@ impl<'a> NestBench<'a> {
     /// The untransformed nest, built and measured as the measuring settings say; a
     /// build failure is the run's verdict.
     pub fn measure_original(&self) -> Result<CutoutRun> {
+        self.measure_with(&crate::tune_loop::baseline_measure(&self.measuring.measure))
+    }
+
+    /// The untransformed nest, built as the measuring settings say and measured with
+    /// `measure`.
+    pub fn measure_with(&self, measure: &Measure) -> Result<CutoutRun> {
         let m = self.measuring;
         let (run, _) = self.cutout.measure(
             &m.toolchain,
             &self.cutout.original(),
             self.cutout.version,
-            &crate::tune_loop::baseline_measure(&m.measure),
+            measure,
             m.timeout,
             &self.builds,
             &self.scratch,

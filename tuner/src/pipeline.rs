@@ -637,12 +637,14 @@ impl Pipeline {
         let nest = bench.nest;
         let program = bench.program;
         let mut base = self.baseline(ctx, bench)?;
+        base.counters = clock.add_to(&mut time.profiling_s, || crate::counters::read(bench));
         let (features, counts) = clock.add_to(&mut time.profiling_s, || {
             nest_features(
                 program,
                 nest,
                 &ctx.dry.cache.data(),
                 base.run.stats.median,
+                &base.counters,
                 ctx.machine,
             )
             .ok_or_else(|| Error::Failed(format!("{}: no features", nest.name)))
@@ -846,6 +848,7 @@ impl Pipeline {
             calls,
             building_s: builder.seconds(),
             measuring_s: runner.seconds(),
+            counters: Vec::new(),
         })
     }
 
@@ -1135,6 +1138,7 @@ fn nest_report(
             .collect(),
         candidates,
         user_parallel: user_parallel(program, nest),
+        counters: base.counters.clone(),
         efficiency_before: efficiency(base_stats.median),
         efficiency_after: efficiency(tuned_median),
         work: flops,
@@ -1157,6 +1161,8 @@ struct Baseline {
     calls: u64,
     building_s: f64,
     measuring_s: f64,
+    /// Hardware counters of the untransformed nest (`crate::counters`).
+    counters: Vec<profiling::cutout::CounterReading>,
 }
 
 /// What measuring the candidates took.

@@ -7,7 +7,7 @@
 use crate::strategy::Proposer;
 use crate::Result;
 use ir::transform::Recipe;
-use profiling::cutout::{CutoutRun, Verdict};
+use profiling::cutout::{CounterReading, CutoutRun, Verdict};
 use profiling::files::Journal;
 use profiling::measure::Stats;
 use serde::{Deserialize, Serialize};
@@ -38,6 +38,10 @@ pub struct Record {
     pub strategy: Proposer,
     /// When it was measured (Unix time, ms).
     pub unix_ms: u128,
+    /// Hardware counters read on the variant (only the baseline's, where the machine
+    /// has a PMU: `crate::counters`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<CounterReading>,
 }
 
 impl Record {
@@ -74,6 +78,8 @@ pub struct Measured {
     pub samples: Vec<f64>,
     /// Statistics of the samples.
     pub stats: Stats,
+    /// Hardware counters read on it (empty unless asked for and a PMU answered).
+    pub counters: Vec<CounterReading>,
 }
 
 impl Measured {
@@ -84,6 +90,7 @@ impl Measured {
             verdict: run.verdict.clone(),
             samples: run.samples.clone(),
             stats: run.stats,
+            counters: crate::counters::available(&run.counters),
         }
     }
 
@@ -94,6 +101,7 @@ impl Measured {
             verdict: Verdict::BuildFailed { message },
             samples: Vec::new(),
             stats: Stats::default(),
+            counters: Vec::new(),
         }
     }
 
@@ -170,6 +178,7 @@ fn measured(r: &Record) -> Measured {
             ..Stats::from_samples(&r.samples)
         },
         samples: r.samples.clone(),
+        counters: r.counters.clone(),
     }
 }
 
@@ -195,6 +204,7 @@ impl Records for NestRecords<'_> {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_millis())
                 .unwrap_or(0),
+            counters: m.counters,
         };
         Ok(self.log.append(&r)?)
     }
@@ -227,7 +237,49 @@ mod tests {
             compiler: "cc".into(),
             strategy: Proposer::Search(StrategyKind::Random),
             unix_ms: 0,
+            counters: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_baseline_keeps_its_counters_and_older_lines_read_without_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("records.jsonl");
+        let mut log = open_log(&path).unwrap();
+        let mut nest0 = NestRecords {
+            log: &mut log,
+            program: "p".into(),
+            nest: "nest0".into(),
+            fingerprint: "f".into(),
+            machine: "m".into(),
+            compiler: "cc".into(),
+        };
+        let cycles = CounterReading {
+            name: "cycles".into(),
+            kind: profiling::cutout::CounterKind::Hardware,
+            available: true,
+            total: Some(1234),
+            per_rep: Some(1234.0),
+            reason: None,
+        };
+        let m = Measured {
+            recipe: Recipe::default(),
+            verdict: Verdict::Verified,
+            samples: vec![1.0],
+            stats: Stats::from_samples(&[1.0]),
+            counters: vec![cycles.clone()],
+        };
+        nest0.add(m, Proposer::Baseline).unwrap();
+        drop(log);
+        let log = open_log(&path).unwrap();
+        assert_eq!(log.records()[0].counters, [cycles]);
+        // A line written before records held counters reads with none, and a record
+        // without counters writes none.
+        let mut old = serde_json::to_value(&log.records()[0]).unwrap();
+        old.as_object_mut().unwrap().remove("counters");
+        let r: Record = serde_json::from_value(old).unwrap();
+        assert!(r.counters.is_empty());
+        assert!(!serde_json::to_string(&r).unwrap().contains("counters"));
     }
 
     #[test]
@@ -288,6 +340,7 @@ mod tests {
             verdict: Verdict::Verified,
             samples: vec![median; 3],
             stats: Stats::from_samples(&[median; 3]),
+            counters: Vec::new(),
         };
         nest0.add(run(2.0), Proposer::Baseline).unwrap();
         assert_eq!(nest0.find(&tiled).unwrap().verified_median(), Some(2.0));

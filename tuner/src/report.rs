@@ -246,6 +246,11 @@ pub struct NestReport {
     /// The user's parallel loops in the nest.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub user_parallel: Vec<UserParallel>,
+    /// Hardware counters of the untransformed nest, read for its features
+    /// (`crate::counters`); empty where the kernel opened no hardware event (no PMU, as
+    /// on most virtual machines): the features then mark those columns unavailable.
+    #[serde(default)]
+    pub counters: Vec<profiling::cutout::CounterReading>,
     /// Where the nest's tuning time went.
     #[serde(default)]
     pub time: NestTime,
@@ -751,6 +756,7 @@ mod tests {
             baseline_first: None,
             baseline_batch: 1,
             user_parallel: Vec::new(),
+            counters: Vec::new(),
             time: NestTime::default(),
         }
     }

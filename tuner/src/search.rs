@@ -64,6 +64,8 @@ pub struct NestResult {
     pub new: usize,
     /// Seconds this run spent on the nest.
     pub seconds: f64,
+    /// Hardware counters of the untransformed nest (empty without a PMU).
+    pub counters: Vec<profiling::cutout::CounterReading>,
 }
 
 /// What a search found, with the program it searched.
@@ -125,10 +127,12 @@ pub fn search(cfg: &SearchConfig) -> Result<Searched> {
         };
         if mine.find(&Recipe::default()).is_none() {
             let r = bench.measure_original()?;
-            mine.add(
-                crate::records::Measured::of_run(&Recipe::default(), &r),
-                Proposer::Baseline,
-            )?;
+            let mut m = crate::records::Measured::of_run(&Recipe::default(), &r);
+            if m.verdict == Verdict::Verified {
+                // The nest's features read them (a run of its own, where a PMU answers).
+                m.counters = crate::counters::read(&bench);
+            }
+            mine.add(m, Proposer::Baseline)?;
         }
         // The bounds of early stops start from the baseline's statistics (none until
         // a candidate verifies where the baseline did not).
@@ -185,9 +189,8 @@ fn nest_result(
     new: usize,
     seconds: f64,
 ) -> NestResult {
-    let baseline = records
-        .find(&Recipe::default())
-        .map_or(0.0, |m| m.stats.median);
+    let original = records.find(&Recipe::default());
+    let baseline = original.as_ref().map_or(0.0, |m| m.stats.median);
     let cands = records.candidates();
     let best = cands
         .iter()
@@ -212,5 +215,6 @@ fn nest_result(
             .count(),
         new,
         seconds,
+        counters: original.map(|m| m.counters).unwrap_or_default(),
     }
 }

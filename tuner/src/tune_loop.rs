@@ -298,6 +298,7 @@ mod tests {
             verdict,
             samples: samples.to_vec(),
             stats: Stats::from_samples(samples),
+            counters: Vec::new(),
         }
     }
 

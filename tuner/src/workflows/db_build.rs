@@ -59,8 +59,14 @@ pub fn entries_of(s: &Searched, name: &str, machine: Option<&MachineInfo>) -> Re
         let Some(nest) = nests.iter().find(|n| n.name == r.nest) else {
             continue;
         };
-        let Some((f, _)) = nest_features(&s.program, nest, &s.data_dir, r.baseline_s, machine)
-        else {
+        let Some((f, _)) = nest_features(
+            &s.program,
+            nest,
+            &s.data_dir,
+            r.baseline_s,
+            &r.counters,
+            machine,
+        ) else {
             continue;
         };
         let mut e = entry(s, name, r, nest, f, &log);

@@ -64,15 +64,17 @@ pub fn refeature(cfg: &RefeatureConfig, events: &Events) -> Result<Refeatured> {
                     missing[j] = true;
                     continue;
                 };
+                // The dry run reads no counters: the entry keeps those it was built with.
                 let (f, _) = nest_features(
                     program,
                     nest,
                     &dry.cache.data(),
                     e.baseline_s,
+                    &[],
                     machine.as_ref(),
                 )
                 .ok_or_else(|| Error::Failed(format!("{}: {}: no features", p.name, e.nest)))?;
-                e.features = f;
+                e.features = f.with_counters_of(&e.features);
                 e.embedding.clear();
             }
             events(Event::Done {
