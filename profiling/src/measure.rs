@@ -84,6 +84,9 @@ pub const DEFAULT_COUNTERS: &[&str] = &[
     "context-switches",
 ];
 
+/// The hardware events of [`DEFAULT_COUNTERS`] (the first six): what a PMU counts.
+pub const HARDWARE_COUNTERS: &[&str] = DEFAULT_COUNTERS.split_at(6).0;
+
 impl Default for Measure {
     fn default() -> Self {
         Measure {

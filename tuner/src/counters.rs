@@ -15,14 +15,7 @@ use profiling::measure::Measure;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The events the features read.
-pub const HARDWARE_EVENTS: &[&str] = &[
-    "cycles",
-    "instructions",
-    "cache-references",
-    "cache-misses",
-    "branches",
-    "branch-misses",
-];
+pub const HARDWARE_EVENTS: &[&str] = profiling::measure::HARDWARE_COUNTERS;
 
 const UNKNOWN: u8 = 0;
 const PRESENT: u8 = 1;

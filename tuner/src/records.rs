@@ -241,19 +241,24 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_baseline_keeps_its_counters_and_older_lines_read_without_them() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("records.jsonl");
-        let mut log = open_log(&path).unwrap();
-        let mut nest0 = NestRecords {
-            log: &mut log,
+    /// The records of `nest0` of program `p` in `log`.
+    fn nest0_of(log: &mut RecordLog) -> NestRecords<'_> {
+        NestRecords {
+            log,
             program: "p".into(),
             nest: "nest0".into(),
             fingerprint: "f".into(),
             machine: "m".into(),
             compiler: "cc".into(),
-        };
+        }
+    }
+
+    #[test]
+    fn a_baseline_keeps_its_counters_and_older_lines_read_without_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("records.jsonl");
+        let mut log = open_log(&path).unwrap();
+        let mut nest0 = nest0_of(&mut log);
         let cycles = CounterReading {
             name: "cycles".into(),
             kind: profiling::cutout::CounterKind::Hardware,
@@ -327,14 +332,7 @@ mod tests {
         let tiled = Recipe {
             steps: vec![ir::transform::Step::Unroll { at: 0, factor: 2 }],
         };
-        let mut nest0 = NestRecords {
-            log: &mut log,
-            program: "p".into(),
-            nest: "nest0".into(),
-            fingerprint: "f".into(),
-            machine: "m".into(),
-            compiler: "cc".into(),
-        };
+        let mut nest0 = nest0_of(&mut log);
         let run = |median: f64| Measured {
             recipe: tiled.clone(),
             verdict: Verdict::Verified,
