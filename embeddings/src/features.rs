@@ -80,10 +80,9 @@ impl NestFeatures {
     /// columns unavailable (value and mask 0), everything else unchanged.
     pub fn without_counters(&self) -> NestFeatures {
         let mut f = self.clone();
-        for k in COUNTER_COLUMNS {
-            if k < f.perf.len() && k < f.perf_mask.len() {
-                f.perf[k] = 0.0;
-                f.perf_mask[k] = 0.0;
+        for column in [&mut f.perf, &mut f.perf_mask] {
+            if let Some(c) = column.get_mut(COUNTER_COLUMNS) {
+                c.fill(0.0);
             }
         }
         f
@@ -92,12 +91,13 @@ impl NestFeatures {
     /// These features with the hardware-counter columns of `from` (value and mask), for
     /// features extracted again where the counters cannot be read again.
     pub fn with_counters_of(mut self, from: &NestFeatures) -> NestFeatures {
-        for k in COUNTER_COLUMNS {
-            if let (Some(v), Some(m)) = (from.perf.get(k), from.perf_mask.get(k)) {
-                if k < self.perf.len() && k < self.perf_mask.len() {
-                    self.perf[k] = *v;
-                    self.perf_mask[k] = *m;
-                }
+        for (to, from) in [
+            (&mut self.perf, &from.perf),
+            (&mut self.perf_mask, &from.perf_mask),
+        ] {
+            if let (Some(to), Some(from)) = (to.get_mut(COUNTER_COLUMNS), from.get(COUNTER_COLUMNS))
+            {
+                to.copy_from_slice(from);
             }
         }
         self

@@ -14,9 +14,6 @@ use profiling::cutout::{CounterKind, CounterReading};
 use profiling::measure::Measure;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-/// The events the features read.
-pub const HARDWARE_EVENTS: &[&str] = profiling::measure::HARDWARE_COUNTERS;
-
 const UNKNOWN: u8 = 0;
 const PRESENT: u8 = 1;
 const ABSENT: u8 = 2;
@@ -53,7 +50,7 @@ pub fn read(bench: &NestBench) -> Vec<CounterReading> {
         .warmup(1)
         .repetitions(1)
         .flush(bench.measuring.measure.flush)
-        .counters(HARDWARE_EVENTS);
+        .counters(profiling::measure::HARDWARE_COUNTERS);
     let Ok(run) = bench.measure_with(&measure) else {
         return Vec::new();
     };
