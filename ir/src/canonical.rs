@@ -256,17 +256,52 @@ pub fn describe(
 }
 
 /// Re-fits a role recipe to the nest at `region`/`root` of `program`.
+///
+/// The recipe is fitted twice: to the nest as written, and to the nest with every
+/// perfect band in stride order ([`crate::normalize::stride_ordered`], the order its
+/// static features describe; the refit then starts with the interchanges that reorder
+/// it). The fit whose loops play the recipe's roles better (the summed [`Role`] match of
+/// every step, depth included) is kept; as written on a tie. So a recipe found on a
+/// nest written in the good order fits a copy written in another as it fit the
+/// original, and one found on a nest kept in its written order keeps that order.
 pub fn refit(recipe: &RoleRecipe, program: &Program, region: usize, root: usize) -> Refit {
-    let mut kept = Recipe::default();
-    let mut dropped = Vec::new();
-    let Some(mut current) = nest_root(program, region, root) else {
+    let Some(written) = nest_root(program, region, root) else {
         return Refit {
-            recipe: kept,
+            recipe: Recipe::default(),
             dropped: vec![(0, format!("the program has no loop {root}"))],
         };
     };
+    let (as_written, match_written) =
+        fit_from(recipe, program, region, root, Recipe::default(), written);
+    match crate::normalize::stride_ordered(program, region, root) {
+        Some(o) if !o.recipe.steps.is_empty() => {
+            let (ordered, match_ordered) =
+                fit_from(recipe, program, region, root, o.recipe, o.root);
+            if match_ordered > match_written {
+                ordered
+            } else {
+                as_written
+            }
+        }
+        _ => as_written,
+    }
+}
+
+/// Fits `recipe` step by step after the steps `kept` (which turned the nest into
+/// `current`); returns the fit and how well the nest's loops matched the steps' roles.
+fn fit_from(
+    recipe: &RoleRecipe,
+    program: &Program,
+    region: usize,
+    root: usize,
+    mut kept: Recipe,
+    mut current: Loop,
+) -> (Refit, i64) {
+    let mut dropped = Vec::new();
+    let mut matched = 0;
     for (k, rs) in recipe.steps.iter().enumerate() {
         let r = roles(&current);
+        matched += r.iter().map(|x| rs.role.score(x)).max().unwrap_or(0);
         let candidate = match fit_step(rs, &r, &current) {
             Ok(s) => s,
             Err(why) => {
@@ -283,10 +318,11 @@ pub fn refit(recipe: &RoleRecipe, program: &Program, region: usize, root: usize)
             }
         }
     }
-    Refit {
+    let fit = Refit {
         recipe: kept,
         dropped,
-    }
+    };
+    (fit, matched)
 }
 
 fn best_match(want: &Role, roles: &[Role], exclude: &[usize]) -> Option<usize> {

@@ -64,7 +64,28 @@ pub fn normalize(program: &Program, region: usize, root: usize) -> Option<Normal
         }
         at += 1;
     }
-    // 2. Stride order of every band, outermost band first.
+    // 2. Stride order of every band.
+    stride_order_bands(&mut out, region);
+    Some(out)
+}
+
+/// The nest rooted at loop `root` of region `region` with every perfect band in stride
+/// order (step 2 of [`normalize`] alone, without fission); `None` when the nest cannot
+/// be found. The loops' bodies stay as they are, so a recipe found on a nest written in
+/// that order fits this one as it fit there.
+pub fn stride_ordered(program: &Program, region: usize, root: usize) -> Option<Normalized> {
+    let original = program.find_loop(region, root)?.clone();
+    let mut out = Normalized {
+        program: program.clone(),
+        root: original,
+        recipe: Recipe::default(),
+    };
+    stride_order_bands(&mut out, region);
+    Some(out)
+}
+
+/// Puts every perfectly nested band of `out` in stride order, outermost band first.
+fn stride_order_bands(out: &mut Normalized, region: usize) {
     let mut at = 0;
     while at < count_loops(&out.root) {
         let starts = band_starts(&out.root);
@@ -79,19 +100,18 @@ pub fn normalize(program: &Program, region: usize, root: usize) -> Option<Normal
                     at: start,
                     order: wanted.clone(),
                 };
-                if !try_step(&mut out, region, step) {
+                if !try_step(out, region, step) {
                     let cheapest = *wanted.last().expect("a band");
                     let mut order: Vec<usize> = (0..len).filter(|b| *b != cheapest).collect();
                     order.push(cheapest);
                     if order != (0..len).collect::<Vec<_>>() {
-                        try_step(&mut out, region, Step::Interchange { at: start, order });
+                        try_step(out, region, Step::Interchange { at: start, order });
                     }
                 }
             }
         }
         at = start + 1;
     }
-    Some(out)
 }
 
 /// Applies `step` to the nest as it stands; keeps the result when legal.

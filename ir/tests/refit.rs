@@ -102,7 +102,13 @@ fn a_recipe_moves_to_the_loops_with_the_same_roles() {
     let dst = load_text("jik", JIK);
     let m = &nests(&dst)[0];
     let fitted = refit(&described, &dst, m.region, m.root);
-    assert!(fitted.dropped.is_empty(), "{:?}", fitted.dropped);
+    // The rows loop a plays the recipe's outermost role only once the nest is in stride
+    // order, so the fit starts there, and the recipe's own interchange has nothing left
+    // to do.
+    assert_eq!(
+        fitted.dropped,
+        vec![(0, "the loops are already in that order".to_string())]
+    );
     // b a c -> a c b: rows outermost and parallel, unit-stride b innermost with simd.
     assert_eq!(
         fitted.recipe.steps,
@@ -232,4 +238,103 @@ fn tile_sizes_are_fitted_to_trip_counts_and_misfits_are_dropped() {
     assert_eq!(fitted.dropped.len(), 1);
     assert!(fitted.dropped[0].1.contains("band"), "{:?}", fitted.dropped);
     assert_eq!(fitted.recipe.steps, vec![Step::Unroll { at: 0, factor: 4 }]);
+}
+
+/// The nests of the core suite that are not written in stride order, and a recipe found
+/// on each as written: it fits the nest as written again (parallel outermost), not the
+/// stride order, whose outermost loop plays another role.
+#[test]
+fn a_nest_kept_in_its_written_order_gets_its_recipe_back_as_written() {
+    let dir = format!("{}/../datasets/programs", env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.unwrap().path();
+            (p.extension()? == "c").then(|| p.file_stem().unwrap().to_string_lossy().into_owned())
+        })
+        .collect();
+    names.sort();
+    let mut reordered = Vec::new();
+    for name in &names {
+        let p = load_dataset(name);
+        for n in nests(&p) {
+            let o = ir::normalize::stride_ordered(&p, n.region, n.root).unwrap();
+            if o.recipe.steps.is_empty() {
+                continue;
+            }
+            reordered.push(format!("{name} {}", n.name));
+            let recipe = Recipe {
+                steps: vec![Step::Parallelize {
+                    at: 0,
+                    schedule: Schedule::Static,
+                    chunk: None,
+                    collapse: None,
+                }],
+            };
+            let d = describe(&p, n.region, n.root, &recipe).unwrap();
+            assert_eq!(refit(&d, &p, n.region, n.root).recipe, recipe, "{name}");
+        }
+    }
+    assert_eq!(
+        reordered,
+        ["gemver nest1", "lu nest1", "mvt nest1", "syr2k nest0"]
+    );
+}
+
+/// Every order of a matrix product gets the recipe found on the stride order i-k-j
+/// (parallel rows, vector columns) after the interchange that restores that order.
+#[test]
+fn a_recipe_found_in_stride_order_fits_every_order_of_the_nest() {
+    let ikj = "
+double C[30][20], A[30][10], B[10][20];
+void mm(void) {
+#pragma scop
+  for (int i = 0; i < 30; i++)
+    for (int k = 0; k < 10; k++)
+      for (int j = 0; j < 20; j++)
+        C[i][j] += A[i][k] * B[k][j];
+#pragma endscop
+}
+";
+    let src = load_text("ikj", ikj);
+    let n = &nests(&src)[0];
+    let recipe = Recipe {
+        steps: vec![
+            Step::Parallelize {
+                at: 0,
+                schedule: Schedule::Static,
+                chunk: None,
+                collapse: None,
+            },
+            Step::Vectorize { at: 2, width: None },
+        ],
+    };
+    let described = describe(&src, n.region, n.root, &recipe).unwrap();
+    for (order, lines) in [
+        ("kji", [2usize, 1, 0]),
+        ("jik", [1, 0, 2]),
+        ("kij", [2, 0, 1]),
+    ] {
+        let text = ikj.lines().collect::<Vec<_>>();
+        let loops = [text[4], text[5], text[6]];
+        let mut permuted: Vec<&str> = text[..4].to_vec();
+        permuted.extend(lines.iter().map(|&l| loops[l]));
+        permuted.extend(&text[7..]);
+        let dst = load_text(order, &permuted.join("\n"));
+        let m = &nests(&dst)[0];
+        let fitted = refit(&described, &dst, m.region, m.root);
+        assert!(fitted.dropped.is_empty(), "{order}: {:?}", fitted.dropped);
+        assert!(
+            matches!(fitted.recipe.steps[0], Step::Interchange { at: 0, .. }),
+            "{order}: {:?}",
+            fitted.recipe.steps
+        );
+        assert_eq!(&fitted.recipe.steps[1..], &recipe.steps[..], "{order}");
+        let t = apply(&dst, m.region, m.root, &fitted.recipe).unwrap();
+        let vars: Vec<&str> = std::iter::once(&t.root)
+            .chain(ir::program::loops(&t.root.body))
+            .map(|l| l.var.as_str())
+            .collect();
+        assert_eq!(vars, ["i", "k", "j"], "{order}");
+    }
 }
