@@ -2,6 +2,8 @@
 //! nests: exact flop, load, store and compulsory-byte counts, triangles, decreasing
 //! loops, conditions, limits and errors.
 
+mod common;
+
 use ir::codegen::{nests, Nest};
 use ir::counts::nest_counts;
 use ir::frontend::parse_preprocessed;
@@ -352,15 +354,7 @@ fn mini_env(name: &str) -> Env {
 
 #[test]
 fn every_dataset_nest_is_interpretable_at_mini_sizes() {
-    let dir = format!("{}/../datasets/programs", env!("CARGO_MANIFEST_DIR"));
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| {
-            let p = e.unwrap().path();
-            (p.extension()? == "c").then(|| p.file_stem().unwrap().to_string_lossy().into_owned())
-        })
-        .collect();
-    names.sort();
+    let names = common::dataset_names();
     assert!(names.len() >= 25);
     let mut total = 0;
     for name in &names {

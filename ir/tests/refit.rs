@@ -1,6 +1,8 @@
 //! Re-fitting recipes by loop role: a recipe found on one nest lands on the loops
 //! that play the same roles in another nest, whatever their names, order or positions.
 
+mod common;
+
 use ir::canonical::{canonical_order, describe, refit, roles};
 use ir::codegen::nests;
 use ir::program::LoopKind;
@@ -16,6 +18,16 @@ fn load_dataset(name: &str) -> ir::Program {
         ..Default::default()
     };
     ir::load(&path, &fopts).unwrap().program
+}
+
+/// `#pragma omp parallel for` on the outermost loop.
+fn parallel_outer() -> Step {
+    Step::Parallelize {
+        at: 0,
+        schedule: Schedule::Static,
+        chunk: None,
+        collapse: None,
+    }
 }
 
 fn load_text(name: &str, text: &str) -> ir::Program {
@@ -85,12 +97,7 @@ fn a_recipe_moves_to_the_loops_with_the_same_roles() {
                 at: 0,
                 order: vec![0, 2, 1],
             },
-            Step::Parallelize {
-                at: 0,
-                schedule: Schedule::Static,
-                chunk: None,
-                collapse: None,
-            },
+            parallel_outer(),
             Step::Vectorize { at: 2, width: None },
         ],
     };
@@ -117,12 +124,7 @@ fn a_recipe_moves_to_the_loops_with_the_same_roles() {
                 at: 0,
                 order: vec![1, 2, 0],
             },
-            Step::Parallelize {
-                at: 0,
-                schedule: Schedule::Static,
-                chunk: None,
-                collapse: None,
-            },
+            parallel_outer(),
             Step::Vectorize { at: 2, width: None },
         ]
     );
@@ -245,15 +247,7 @@ fn tile_sizes_are_fitted_to_trip_counts_and_misfits_are_dropped() {
 /// stride order, whose outermost loop plays another role.
 #[test]
 fn a_nest_kept_in_its_written_order_gets_its_recipe_back_as_written() {
-    let dir = format!("{}/../datasets/programs", env!("CARGO_MANIFEST_DIR"));
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| {
-            let p = e.unwrap().path();
-            (p.extension()? == "c").then(|| p.file_stem().unwrap().to_string_lossy().into_owned())
-        })
-        .collect();
-    names.sort();
+    let names = common::dataset_names();
     let mut reordered = Vec::new();
     for name in &names {
         let p = load_dataset(name);
@@ -264,12 +258,7 @@ fn a_nest_kept_in_its_written_order_gets_its_recipe_back_as_written() {
             }
             reordered.push(format!("{name} {}", n.name));
             let recipe = Recipe {
-                steps: vec![Step::Parallelize {
-                    at: 0,
-                    schedule: Schedule::Static,
-                    chunk: None,
-                    collapse: None,
-                }],
+                steps: vec![parallel_outer()],
             };
             let d = describe(&p, n.region, n.root, &recipe).unwrap();
             assert_eq!(refit(&d, &p, n.region, n.root).recipe, recipe, "{name}");
@@ -299,15 +288,7 @@ void mm(void) {
     let src = load_text("ikj", ikj);
     let n = &nests(&src)[0];
     let recipe = Recipe {
-        steps: vec![
-            Step::Parallelize {
-                at: 0,
-                schedule: Schedule::Static,
-                chunk: None,
-                collapse: None,
-            },
-            Step::Vectorize { at: 2, width: None },
-        ],
+        steps: vec![parallel_outer(), Step::Vectorize { at: 2, width: None }],
     };
     let described = describe(&src, n.region, n.root, &recipe).unwrap();
     for (order, lines) in [
