@@ -472,6 +472,7 @@ fn a_factorization_is_tuned_as_whole_nests() {
     let (_, tuned, r) = tune_and_check("solver.c", &["-lm"]);
     let wholes = r["wholes"].as_array().unwrap();
     assert_eq!(wholes.len(), 2, "{wholes:?}");
+    let mut verified = 0;
     for w in wholes {
         let simd = w["candidates"]
             .as_array()
@@ -479,12 +480,21 @@ fn a_factorization_is_tuned_as_whole_nests() {
             .iter()
             .find(|c| c["recipe"].to_string().contains("vectorize"))
             .unwrap_or_else(|| panic!("no vectorized candidate: {w}"));
-        assert_eq!(simd["verdict"], "verified", "{simd}");
+        // factor's candidate runs about 1.45x the baseline's time on a 2-core VM, next to
+        // the 1.5x bound at which a run is cut before its outputs exist: verified, or cut
+        // as clearly slower, never refused or wrong. forward's is several times faster.
+        let why = simd["why"].as_str().unwrap_or_default();
+        match simd["verdict"].as_str() {
+            Some("verified") => verified += 1,
+            Some("cut") => assert!(why.contains("clearly slower"), "{simd}"),
+            _ => panic!("{simd}"),
+        }
         assert_eq!(simd["from"]["program"], "whole-nest stage", "{simd}");
         if !w["chosen"]["steps"].as_array().unwrap().is_empty() {
             assert!(tuned.contains("#pragma omp simd reduction(+:"), "{tuned}");
         }
     }
+    assert!(verified >= 1, "{wholes:?}");
     // factor's second dot product accumulates into an element of the matrix: it is
     // replaced by a scalar so that each lane keeps a partial sum.
     let factor = &wholes[0]["candidates"].to_string();
