@@ -39,6 +39,17 @@ pub struct Normalized {
     pub recipe: Recipe,
 }
 
+impl Normalized {
+    /// The nest as written, no step taken yet; `None` when the nest cannot be found.
+    fn as_written(program: &Program, region: usize, root: usize) -> Option<Normalized> {
+        Some(Normalized {
+            root: program.find_loop(region, root)?.clone(),
+            program: program.clone(),
+            recipe: Recipe::default(),
+        })
+    }
+}
+
 /// Attempts, per loop, before fission stops looking (a bound, never reached in practice:
 /// every successful fission adds a loop).
 const FISSION_TRIES_PER_LOOP: usize = 4;
@@ -46,12 +57,7 @@ const FISSION_TRIES_PER_LOOP: usize = 4;
 /// The normal form of the nest rooted at loop `root` of region `region`; `None` when
 /// the nest cannot be found.
 pub fn normalize(program: &Program, region: usize, root: usize) -> Option<Normalized> {
-    let original = program.find_loop(region, root)?.clone();
-    let mut out = Normalized {
-        program: program.clone(),
-        root: original,
-        recipe: Recipe::default(),
-    };
+    let mut out = Normalized::as_written(program, region, root)?;
     // 1. Maximal fission.
     let mut at = 1;
     let mut tries = 0;
@@ -74,12 +80,7 @@ pub fn normalize(program: &Program, region: usize, root: usize) -> Option<Normal
 /// be found. The loops' bodies stay as they are, so a recipe found on a nest written in
 /// that order fits this one as it fit there.
 pub fn stride_ordered(program: &Program, region: usize, root: usize) -> Option<Normalized> {
-    let original = program.find_loop(region, root)?.clone();
-    let mut out = Normalized {
-        program: program.clone(),
-        root: original,
-        recipe: Recipe::default(),
-    };
+    let mut out = Normalized::as_written(program, region, root)?;
     stride_order_bands(&mut out, region);
     Some(out)
 }
