@@ -1,5 +1,6 @@
 //! Transfer tuning against the compilers: per kernel, `tune apply --top-k K` (default
-//! model and database unless TUNE_BENCH_DB / TUNE_BENCH_MODEL say otherwise) on the
+//! model, database and ranker unless TUNE_BENCH_DB / TUNE_BENCH_MODEL /
+//! TUNE_BENCH_RANKER (a `--ranker` value) say otherwise) on the
 //! dataset program, then the original under gcc and Polly (sequential, and with
 //! `-polly-parallel` and OpenMP: the faster of the two is Polly's column, both are on the
 //! row) and the tuned program under gcc (+ OpenMP where it has directives), timed in one rotation. Prints per-kernel speedups over gcc, their
@@ -60,6 +61,9 @@ fn main() {
     }
     if let Ok(m) = std::env::var("TUNE_BENCH_MODEL") {
         extra.extend(["--model".into(), m]);
+    }
+    if let Ok(r) = std::env::var("TUNE_BENCH_RANKER") {
+        extra.extend(["--ranker".into(), r]);
     }
     println!(
         "{:<12}{:>10}{:>10}{:>10}{:>9}{:>9}{:>10}{:>9}  outputs",

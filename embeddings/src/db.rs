@@ -296,7 +296,9 @@ impl Database {
     }
 
     /// Adds `other`'s entries. An entry for the same (program, nest, fingerprint,
-    /// machine) as one already present replaces it only if it is faster.
+    /// machine) as one already present replaces it only if it is faster. Hosts are told
+    /// apart by name and vector ISA (two VMs may share a host name); an entry whose ISA
+    /// is unknown (format 2) matches any.
     pub fn merge(&mut self, other: Database) -> Result<MergeStats, String> {
         if !self.entries.is_empty() && other.feature_version != self.feature_version {
             return Err(format!(
@@ -318,6 +320,7 @@ impl Database {
                     && x.nest == e.nest
                     && x.fingerprint == e.fingerprint
                     && x.machine == e.machine
+                    && (x.isa == e.isa || x.isa.is_empty() || e.isa.is_empty())
             }) {
                 Some(x) if e.tuned_s > 0.0 && (e.tuned_s < x.tuned_s || x.tuned_s <= 0.0) => {
                     *x = e;
@@ -386,6 +389,29 @@ mod tests {
         let n = db.top_k(&[10.2, 0.0], 2, &emb, &|e| e.program != "p10");
         let names: Vec<&str> = n.iter().map(|x| x.program.as_str()).collect();
         assert_eq!(names, ["p11", "p9"]);
+    }
+
+    #[test]
+    fn hosts_of_one_name_with_different_vector_isas_are_kept_apart() {
+        let on = |isa: &str, tuned: f64| Entry {
+            isa: isa.into(),
+            ..entry("gemm", vec![1.0], tuned)
+        };
+        let db = |entries| Database {
+            feature_version: FEATURE_VERSION,
+            model: "m1".into(),
+            entries,
+        };
+        let mut a = db(vec![on("avx512", 0.5)]);
+        let s = a.merge(db(vec![on("avx2", 0.25)])).unwrap();
+        assert_eq!((s.added, s.replaced, s.kept), (1, 0, 0));
+        assert_eq!(a.entries[0].tuned_s, 0.5);
+        // Same host and ISA: the faster one wins; an unknown ISA matches either.
+        let s = a.merge(db(vec![on("avx2", 0.2), on("", 0.1)])).unwrap();
+        assert_eq!((s.added, s.replaced, s.kept), (0, 2, 0));
+        assert_eq!(a.entries.len(), 2);
+        assert_eq!(a.entries[0].tuned_s, 0.1);
+        assert_eq!(a.entries[1].tuned_s, 0.2);
     }
 
     #[test]

@@ -38,7 +38,8 @@ pub enum DbCommand {
     Build(DbBuildArgs),
     /// List the entries of a database.
     List(DbListArgs),
-    /// Merge databases into the one --db names (faster results win for the same nest).
+    /// Merge databases into the one --db names (faster results win for the same nest on the
+    /// same machine: host name and vector ISA).
     ///
     /// Example: tune db merge --db all.db shard-0.db shard-1.db
     Merge(DbMergeArgs),
