@@ -21,12 +21,12 @@ say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 # /dev/null must be the null device. On a machine where it is a regular file, whatever a
 # command sends there is read back by the next one that reads it: cargo's first rustc
 # probe reads its source from /dev/null and fails on a Python warning left there.
-if [ -e /dev/null ] && [ ! -c /dev/null ]; then
-  say "/dev/null is a regular file here: putting the null device back"
+if [ ! -c /dev/null ]; then
+  say "/dev/null is not the null device here: putting the null device back"
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   if ! { $SUDO mknod -m 666 /dev/null.tune c 1 3 && $SUDO mv -f /dev/null.tune /dev/null; }; then
-    echo "bootstrap: /dev/null is a regular file and could not be replaced by the null device (mknod c 1 3)" >&2
+    echo "bootstrap: /dev/null is not the null device and could not be made one (mknod c 1 3)" >&2
     exit 1
   fi
 fi
