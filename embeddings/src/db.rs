@@ -82,6 +82,12 @@ impl Entry {
         self.transfers.iter().map(|t| t.speedup).fold(1.0, f64::max)
     }
 
+    /// Whether this entry was measured with the vector ISA `isa`; an ISA that is not
+    /// known (an entry of format 2, or an empty `isa`) matches any.
+    pub fn isa_matches(&self, isa: &str) -> bool {
+        self.isa.is_empty() || isa.is_empty() || self.isa == isa
+    }
+
     /// Whether `source`'s current best recipe was measured on this nest.
     pub fn transfer_from(&self, source: &Entry) -> Option<&Transfer> {
         let best = source.best()?;
@@ -320,7 +326,7 @@ impl Database {
                     && x.nest == e.nest
                     && x.fingerprint == e.fingerprint
                     && x.machine == e.machine
-                    && (x.isa == e.isa || x.isa.is_empty() || e.isa.is_empty())
+                    && x.isa_matches(&e.isa)
             }) {
                 Some(x) if e.tuned_s > 0.0 && (e.tuned_s < x.tuned_s || x.tuned_s <= 0.0) => {
                     *x = e;

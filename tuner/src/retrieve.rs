@@ -51,11 +51,9 @@ impl Visited {
 /// registers is tried only where none of this machine's kind is near. Entries whose ISA
 /// is not known count as this machine's.
 pub fn prefer_isa(db: &Database, order: Vec<(usize, f32)>, isa: &str) -> Vec<(usize, f32)> {
-    let same = |i: usize| {
-        let e = &db.entries[i].isa;
-        e.is_empty() || e == isa
-    };
-    let (mut first, rest): (Vec<_>, Vec<_>) = order.into_iter().partition(|&(i, _)| same(i));
+    let (mut first, rest): (Vec<_>, Vec<_>) = order
+        .into_iter()
+        .partition(|&(i, _)| db.entries[i].isa_matches(isa));
     first.extend(rest);
     first
 }
