@@ -214,7 +214,7 @@ struct ApplyArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     refine: usize,
     /// In which order the database's entries are tried.
-    #[arg(long, value_enum, default_value = "embedding")]
+    #[arg(long, value_enum, default_value = "raw-votes")]
     ranker: crate::cmd::RankerArg,
 }
 

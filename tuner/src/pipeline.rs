@@ -150,7 +150,8 @@ pub struct Pipeline {
     /// `pipeline/refine.rs`); 0: none.
     pub refine: usize,
     /// The order in which the database's entries are tried ([`crate::ranker`]): by
-    /// embedding (the default) or by raw features.
+    /// embedding, by raw features, or by the votes of either's nearest entries (the default:
+    /// raw features' votes, which lead `tune db eval` on the shipped database).
     pub ranker: RankerKind,
 }
 
@@ -186,7 +187,7 @@ impl Pipeline {
             budget: None,
             reassociate: false,
             refine: 0,
-            ranker: RankerKind::Embedding,
+            ranker: RankerKind::RawVotes,
         }
     }
 

@@ -47,7 +47,7 @@ pub struct BatchArgs {
     #[arg(long, value_name = "K", default_value_t = 3, value_parser = crate::cmd::positive_count)]
     top_k: usize,
     /// In which order the database's entries are tried.
-    #[arg(long, value_enum, default_value = "embedding")]
+    #[arg(long, value_enum, default_value = "raw-votes")]
     ranker: crate::cmd::RankerArg,
     /// Tuning database (default: the shipped one, or $TUNE_MODELS/tune.db).
     #[arg(long, value_name = "DB", value_parser = crate::cmd::existing_file)]
