@@ -14,10 +14,10 @@ fn the_shipped_checkpoint_reads_embeds_and_writes_back() {
     let ck = Checkpoint::load(shipped()).unwrap();
     let c = ck.network().config().clone();
     // Seven two-layer modules (every optional encoder present) and the rounds' layers,
-    // a weight and a bias each.
+    // a weight and a bias each; then the wide part's column weights, where there is one.
     assert_eq!(
         ck.network().parameter_shapes().len(),
-        2 * (7 * 2 + c.message_rounds)
+        2 * (7 * 2 + c.message_rounds) + usize::from(c.wide)
     );
     let dir = tempfile::tempdir().unwrap();
     ck.save(dir.path()).unwrap();
@@ -28,7 +28,8 @@ fn the_shipped_checkpoint_reads_embeds_and_writes_back() {
     );
     let back = Checkpoint::load(dir.path().join(META_FILE)).unwrap();
     assert_eq!(back.meta, ck.meta);
-    // A nest of two loops and one access: a unit embedding of the configured width.
+    // A nest of two loops and one access: an embedding of the configured width whose
+    // learned part is a unit vector, times the anchor's weight where it is anchored.
     let x = NestInput {
         loops: vec![vec![0.5; c.loop_dim], vec![-0.25; c.loop_dim]],
         loop_parent: vec![None, Some(0)],
@@ -40,10 +41,19 @@ fn the_shipped_checkpoint_reads_embeds_and_writes_back() {
         counter_mask: vec![1.0; c.counter_dim],
     };
     let out = ck.network().embed_and_predict(&[x]).unwrap();
-    assert_eq!(out.embeddings[0].len(), c.embed_dim);
+    assert_eq!(out.embeddings[0].len(), c.output_dim());
     assert_eq!(out.predictions[0].len(), c.target_dim);
-    let norm: f32 = out.embeddings[0].iter().map(|v| v * v).sum::<f32>().sqrt();
-    assert!((norm - 1.0).abs() < 1e-5, "norm {norm}");
+    let learned = &out.embeddings[0][..c.embed_dim];
+    let norm: f32 = learned.iter().map(|v| v * v).sum::<f32>().sqrt();
+    let expected = c.anchored.unwrap_or(1.0);
+    assert!(
+        (norm - expected).abs() < 1e-5,
+        "norm {norm}, expected {expected}"
+    );
+    if c.wide {
+        // The wide part: the pooled inputs, each times its column weight; not all zero.
+        assert!(out.embeddings[0][c.embed_dim..].iter().any(|v| *v != 0.0));
+    }
 }
 
 #[cfg(not(feature = "train"))]
