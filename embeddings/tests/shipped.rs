@@ -109,3 +109,49 @@ fn libtorch_and_plain_rust_agree_on_every_shipped_entry() {
         assert!(de <= TOLERANCE && dp <= TOLERANCE, "{de} {dp}");
     }
 }
+
+/// What the default ranker (raw votes) and the ISA preference need of the shipped
+/// database: at least 500 nests, the core programs with their loop-order variants and
+/// synthetic ones, every entry's machine and vector ISA known and one machine for all
+/// (so its transfer rows compare times of one host), and transfer rows on every entry
+/// with at least its own recipe's row and others' beside it.
+#[test]
+fn the_shipped_database_holds_500_nests_of_one_machine_with_transfer_rows() {
+    let db = Database::load(&shipped("tune.db")).unwrap();
+    let n = db.entries.len();
+    assert!(n >= 500, "{n} entries");
+    let variants = db
+        .entries
+        .iter()
+        .filter(|e| e.origin() != e.program)
+        .count();
+    let programs: std::collections::BTreeSet<&str> =
+        db.entries.iter().map(|e| e.program.as_str()).collect();
+    assert!(variants >= 30, "{variants} loop-order variants");
+    assert!(programs.len() >= 300, "{} programs", programs.len());
+    let first = &db.entries[0];
+    assert!(!first.isa.is_empty() && !first.machine.is_empty());
+    for e in &db.entries {
+        assert_eq!(
+            (&e.machine, &e.isa),
+            (&first.machine, &first.isa),
+            "{}",
+            e.program
+        );
+        assert!(
+            e.transfers.len() >= 2,
+            "{} {}: {} transfer rows",
+            e.program,
+            e.nest,
+            e.transfers.len()
+        );
+        if e.best().is_some() {
+            assert!(
+                e.transfer_from(e).is_some(),
+                "{} {}: no row of its own recipe",
+                e.program,
+                e.nest
+            );
+        }
+    }
+}

@@ -128,6 +128,10 @@ fn build_train_embed_apply() {
         db.to_str().unwrap(),
         "--model",
         model.to_str().unwrap(),
+        // The model just trained orders the entries (the default ranker, raw votes,
+        // would not read it).
+        "--ranker",
+        "embedding",
         "--top-k",
         "2",
         "--repetitions",

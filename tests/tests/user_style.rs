@@ -508,7 +508,12 @@ fn a_call_to_a_function_assumed_pure_stays_inside_its_nest() {
     // `cos` is the C library's and needs nothing), measured on a cutout that carries
     // the function's definition, and the tuned file computes the same.
     let (original, tuned, r) = tune_and_check("pure_calls.c", &["-lm"]);
-    assert_eq!(tuned, original);
+    // `transform` stays as written (main's own loops may be tuned: their timing decides).
+    let transform = |s: &str| {
+        let at = s.find("static void transform").expect("transform");
+        s[at..].split("\n}\n").next().unwrap().to_string()
+    };
+    assert_eq!(transform(&tuned), transform(&original));
     assert!(!nest_lines(&r).contains(&21), "{:?}", nest_lines(&r));
     let out = left_out(&r);
     assert!(
