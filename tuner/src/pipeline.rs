@@ -57,6 +57,7 @@ mod dense;
 mod order;
 mod priority;
 mod refine;
+mod serial;
 mod stencil;
 mod whole;
 
@@ -753,6 +754,15 @@ impl Pipeline {
             &picks,
             Proposer::Transfer,
             &mut candidates,
+            time_left(),
+        )?;
+        self.one_thread(
+            ctx,
+            bench,
+            &base,
+            &mut candidates,
+            &mut picks,
+            &mut measured,
             time_left(),
         )?;
         if self.refine > 0 {
