@@ -3,8 +3,8 @@
 //! OpenMP team, and a nest that the program runs once or a few times, for a few
 //! milliseconds, does not win that start back (`select::Judgement::SlowerCold`). The
 //! rest of such a recipe (its tiles, unroll-and-jam, scalar replacement, vector loops)
-//! may still pay on one thread. Where no candidate of the nest was kept and one lost
-//! only to its cold run, the fastest of those is measured once more with its parallel
+//! may still pay on one thread. Where a candidate lost only to its cold run and was
+//! faster warm than the kept one (if any), the fastest of those is measured once more with its parallel
 //! steps made serial (`ir::transform::Step::serial`): one more measured variant at
 //! most, reported as from [`SERIAL`].
 
@@ -21,8 +21,8 @@ use std::time::Duration;
 pub const SERIAL: &str = "one thread";
 
 /// The recipe to measure on one thread, and the candidate it comes from: the fastest
-/// candidate that lost to its cold run alone and, made serial, is a recipe not empty and
-/// not measured yet. None when a candidate is kept already.
+/// candidate that lost to its cold run alone, faster warm than the kept one (if any),
+/// and, made serial, a recipe not empty and not measured yet.
 pub(super) fn seed(
     candidates: &[Candidate],
     picks: &[Option<Recipe>],
@@ -39,14 +39,16 @@ pub(super) fn seed(
         })
         .collect();
     let s = select(base, calls, &timings);
-    if s.best.is_some() {
-        return None;
-    }
+    // What the kept candidate (if any) reached warm: a recipe made serial would have
+    // to beat it, so only those that lost to their start from above it are worth it.
+    let kept = s.best.map_or(1.0, |i| candidates[i].speedup);
     candidates
         .iter()
         .enumerate()
         .zip(&s.judgements)
-        .filter(|((_, c), j)| **j == Some(Judgement::SlowerCold) && c.recipe.starts_team())
+        .filter(|((_, c), j)| {
+            **j == Some(Judgement::SlowerCold) && c.recipe.starts_team() && c.speedup > kept
+        })
         .filter_map(|((i, c), _)| {
             let serial = Recipe {
                 steps: c.recipe.steps.iter().filter_map(|s| s.serial()).collect(),
@@ -165,6 +167,12 @@ mod tests {
         }
     }
 
+    fn unroll_of(factor: u32) -> Recipe {
+        Recipe {
+            steps: vec![Step::Unroll { at: 1, factor }],
+        }
+    }
+
     fn parallel_tiled() -> Recipe {
         Recipe {
             steps: vec![tile(), parallel(), Step::ScalarReplace { at: 2 }],
@@ -179,9 +187,7 @@ mod tests {
             stats: stats(2.3),
             first: Some(2.3e-3),
         };
-        let unroll = Recipe {
-            steps: vec![Step::Unroll { at: 1, factor: 2 }],
-        };
+        let unroll = unroll_of(2);
         let cands = vec![
             candidate(parallel_tiled(), 0.6, 5.3, 2.3),
             candidate(unroll.clone(), 2.28, 2.3, 2.3),
@@ -190,6 +196,14 @@ mod tests {
         let (from, r) = seed(&cands, &picks, &base, 1).unwrap();
         assert_eq!(from, 0);
         assert_eq!(r.steps, vec![tile(), Step::ScalarReplace { at: 2 }]);
+        // A kept candidate faster warm than the one lost to its start: nothing more.
+        let fast = candidate(unroll_of(4), 0.55, 0.6, 2.3);
+        let both = vec![cands[0].clone(), fast];
+        assert!(seed(&both, &picks, &base, 1).is_none());
+        // A kept one slower warm: the lost one is tried on one thread all the same.
+        let slow = candidate(unroll_of(4), 2.0, 2.0, 2.3);
+        let both = vec![cands[0].clone(), slow];
+        assert_eq!(seed(&both, &picks, &base, 1).unwrap().0, 0);
         // Run 20 times per program, the team's start pays: the recipe is kept, nothing
         // more is tried.
         assert!(seed(&cands, &picks, &base, 20).is_none());
