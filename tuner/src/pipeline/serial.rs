@@ -5,13 +5,15 @@
 //! rest of such a recipe (its tiles, unroll-and-jam, scalar replacement, vector loops)
 //! may still pay on one thread. Where a candidate lost only to its cold run and was
 //! faster warm than the kept one (if any), the fastest of those is measured once more with its parallel
-//! steps made serial (`ir::transform::Step::serial`): one more measured variant at
-//! most, reported as from [`SERIAL`].
+//! steps made serial (`ir::transform::Step::serial`); so is a kept recipe that starts a
+//! team in a nest shorter than [`SHORT_S`] per program run, whose team the
+//! whole-program check may find too costly. One more measured variant at most,
+//! reported as from [`SERIAL`].
 
 use super::{Baseline, Measured, NestContext, Pipeline};
 use crate::nest_bench::NestBench;
 use crate::report::{Candidate, CandidateVerdict, Neighbour};
-use crate::select::{select, Judgement, Timing};
+use crate::select::{program_time, select, Judgement, Timing};
 use crate::strategy::Proposer;
 use crate::Result;
 use ir::transform::Recipe;
@@ -19,6 +21,11 @@ use std::time::Duration;
 
 /// The program name the one-thread candidate carries.
 pub const SERIAL: &str = "one thread";
+
+/// A nest whose time in one program run (cold run included) is below this is short:
+/// a few OpenMP team starts (milliseconds each on a 2-core virtual machine, the
+/// first parallel region of a process slowest).
+pub const SHORT_S: f64 = 0.02;
 
 /// The recipe to measure on one thread, and the candidate it comes from: the fastest
 /// candidate that lost to its cold run alone, faster warm than the kept one (if any),
@@ -42,12 +49,19 @@ pub(super) fn seed(
     // What the kept candidate (if any) reached warm: a recipe made serial would have
     // to beat it, so only those that lost to their start from above it are worth it.
     let kept = s.best.map_or(1.0, |i| candidates[i].speedup);
+    // A kept recipe that starts a team in a nest of a short program: its cutout's cold
+    // run may not show what the team's start costs in the program, where the
+    // whole-program check can then give it up for the nest's fastest recipe that
+    // starts none (`ApplyReport::without_teams`): its serial form is one.
+    let short = program_time(base.first, calls, base.stats.median) < SHORT_S;
     candidates
         .iter()
         .enumerate()
         .zip(&s.judgements)
-        .filter(|((_, c), j)| {
-            **j == Some(Judgement::SlowerCold) && c.recipe.starts_team() && c.speedup > kept
+        .filter(|((i, c), j)| {
+            let lost = **j == Some(Judgement::SlowerCold) && c.speedup > kept;
+            let kept_short = short && s.best == Some(*i);
+            c.recipe.starts_team() && (lost || kept_short)
         })
         .filter_map(|((i, c), _)| {
             let serial = Recipe {
@@ -204,9 +218,11 @@ mod tests {
         let slow = candidate(unroll_of(4), 2.0, 2.0, 2.3);
         let both = vec![cands[0].clone(), slow];
         assert_eq!(seed(&both, &picks, &base, 1).unwrap().0, 0);
-        // Run 20 times per program, the team's start pays: the recipe is kept, nothing
-        // more is tried.
+        // Run 20 times per program (46 ms), the team's start pays: the recipe is kept,
+        // nothing more is tried. Run 5 times (11.5 ms), it is kept and tried on one
+        // thread as well.
         assert!(seed(&cands, &picks, &base, 20).is_none());
+        assert_eq!(seed(&cands, &picks, &base, 5).unwrap().0, 0);
         // Measured already on one thread: not again.
         let mut with = picks.clone();
         with.push(Some(r));
