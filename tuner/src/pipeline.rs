@@ -1261,10 +1261,10 @@ fn record_trial(c: &mut Candidate, t: &Trial, base: &Stats) {
     }
 }
 
-/// Judges the measured candidates ([`select`]), marks the kept one and says why each
-/// verified one was kept or not; returns the kept one.
-fn judge(candidates: &mut [Candidate], base: &Timing, calls: u64) -> Option<usize> {
-    let timings: Vec<Option<Timing>> = candidates
+/// Each candidate's timing as [`select`] judges it: None for one not verified, or
+/// verified but given up already (its `why` said).
+fn candidate_timings(candidates: &[Candidate]) -> Vec<Option<Timing>> {
+    candidates
         .iter()
         .map(|c| {
             c.stats.filter(|_| c.why.is_empty()).map(|stats| Timing {
@@ -1272,7 +1272,13 @@ fn judge(candidates: &mut [Candidate], base: &Timing, calls: u64) -> Option<usiz
                 first: c.first,
             })
         })
-        .collect();
+        .collect()
+}
+
+/// Judges the measured candidates ([`select`]), marks the kept one and says why each
+/// verified one was kept or not; returns the kept one.
+fn judge(candidates: &mut [Candidate], base: &Timing, calls: u64) -> Option<usize> {
+    let timings = candidate_timings(candidates);
     let s = select(base, calls, &timings);
     let interval = |s: &Stats| {
         let ms = profiling::report::ms;

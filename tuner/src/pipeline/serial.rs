@@ -36,16 +36,7 @@ pub(super) fn seed(
     base: &Timing,
     calls: u64,
 ) -> Option<(usize, Recipe)> {
-    let timings: Vec<Option<Timing>> = candidates
-        .iter()
-        .map(|c| {
-            c.stats.filter(|_| c.why.is_empty()).map(|stats| Timing {
-                stats,
-                first: c.first,
-            })
-        })
-        .collect();
-    let s = select(base, calls, &timings);
+    let s = select(base, calls, &super::candidate_timings(candidates));
     // What the kept candidate (if any) reached warm: a recipe made serial would have
     // to beat it, so only those that lost to their start from above it are worth it.
     let kept = s.best.map_or(1.0, |i| candidates[i].speedup);
