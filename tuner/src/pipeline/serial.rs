@@ -4,11 +4,11 @@
 //! milliseconds, does not win that start back (`select::Judgement::SlowerCold`). The
 //! rest of such a recipe (its tiles, unroll-and-jam, scalar replacement, vector loops)
 //! may still pay on one thread. Where a candidate lost only to its cold run and was
-//! faster warm than the kept one (if any), the fastest of those is measured once more with its parallel
-//! steps made serial (`ir::transform::Step::serial`); so is a kept recipe that starts a
-//! team in a nest shorter than [`SHORT_S`] per program run, whose team the
-//! whole-program check may find too costly. One more measured variant at most,
-//! reported as from [`SERIAL`].
+//! faster warm than the kept one (if any), the fastest of those is measured once more
+//! with its parallel steps made serial (`ir::transform::Step::serial`); so is a kept
+//! recipe that starts a team in a nest shorter than [`SHORT_S`] per program run, whose
+//! team the whole-program check may find too costly. One more measured variant at
+//! most, reported as from [`SERIAL`].
 
 use super::{Baseline, Measured, NestContext, Pipeline};
 use crate::nest_bench::NestBench;
