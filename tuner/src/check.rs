@@ -35,6 +35,15 @@
 //! for like: both are built by the same compiler with the same flags and OpenMP on (a
 //! user's `#pragma omp` means their build has `-fopenmp`, and the tuned file is built
 //! with it), and run with the same threads.
+//!
+//! A short program whose tuned file starts an OpenMP team the user's did not (its loop
+//! nests run under [`SHORT_PROGRAM_S`]) is run [`SHORT_ROUNDS`] rounds with no early
+//! look, and Mann-Whitney at [`LAST_P`] decides. There the team's start (1 to 5 ms on a
+//! shared 2-core VM, the first parallel region of a process the slowest) is of the
+//! order of the whole gain and varies from run to run: colnorm's tuned region took 1.4
+//! to 7.6 ms in eight runs where the user's took 2.9 to 3.8 ms, and four rounds once
+//! saw only its fast runs. Fifteen rounds of a program of milliseconds cost well under
+//! a second.
 
 use crate::bench::{run_suite_until, BenchConfig, Benchmark, Rounds};
 use crate::printed::Order;
@@ -75,6 +84,13 @@ pub const FIRST_LOOK_P: f64 = 0.05;
 /// the noise of whole runs (it needs 5 rounds to give it up), and a file changed for
 /// it is not the user's for nothing.
 pub const MIN_PROMISED_GAIN: f64 = 0.02;
+
+/// A program whose loop nests run less than this (seconds), tuned to start an OpenMP
+/// team, is checked over [`SHORT_ROUNDS`] rounds without an early look.
+pub const SHORT_PROGRAM_S: f64 = 0.05;
+
+/// The rounds of a short program's check where the tuned file starts a team.
+pub const SHORT_ROUNDS: usize = 15;
 
 /// A program whose loop nests run this long (seconds) gets no warmup round.
 pub const LONG_PROGRAM_S: f64 = 1.0;
@@ -193,6 +209,8 @@ pub struct CheckFiles<'a> {
     pub order: Order,
     /// The user's file and the tuned one, timed at the changed nests.
     pub timed: Option<&'a (String, String)>,
+    /// Whether a kept recipe starts an OpenMP team (see [`SHORT_ROUNDS`]).
+    pub starts_team: bool,
 }
 
 /// Times `p` against its tuned source (`files`, written under `work`) for up to `runs`
@@ -200,7 +218,8 @@ pub struct CheckFiles<'a> {
 /// `program_s` seconds or more). With `timed` (the user's file and the tuned one with a
 /// timer around each changed nest), the check times those nests where the program runs
 /// them, and holds the whole run to [`WALL_SLACK`]; otherwise the `#pragma scop` regions,
-/// or the whole run.
+/// or the whole run. A short program whose tuned file starts a team runs
+/// [`SHORT_ROUNDS`] rounds at least, with no early look.
 pub fn program_check(
     toolchain: &Toolchain,
     runs: usize,
@@ -214,7 +233,9 @@ pub fn program_check(
         tuned: source,
         order,
         timed,
+        starts_team,
     } = files;
+    let team_noise = starts_team && program_s < SHORT_PROGRAM_S;
     let args = p.cc()?;
     let main = Path::new(&args.main);
     let tuned_file = work.join(
@@ -271,7 +292,11 @@ pub fn program_check(
     let cfg = BenchConfig {
         toolchain: toolchain.clone(),
         warmup: usize::from(program_s < LONG_PROGRAM_S),
-        runs: runs.max(2),
+        runs: if team_noise {
+            runs.max(SHORT_ROUNDS)
+        } else {
+            runs.max(2)
+        },
         timeout,
         work: work.to_path_buf(),
     };
@@ -280,7 +305,7 @@ pub fn program_check(
         &args.main,
         &benches,
         &crate::events::silent(),
-        &|r: &Rounds| settled_early(r, order),
+        &|r: &Rounds| !team_noise && settled_early(r, order),
     )?;
     let (o, t) = (&r.benchmarks[0], &r.benchmarks[1]);
     let (quick, faster, p_value) = verdict(&o.samples, &t.samples, cfg.runs);
@@ -346,8 +371,9 @@ mod tests {
         ))
     }
 
-    /// The check of `was` against `now` (each with its timers), in a folder of its own.
-    fn check_of(was: &str, now: &str) -> ProgramCheck {
+    /// The check of `was` against `now` (each with its timers), in a folder of its own,
+    /// of a program whose nests take no time; `starts_team`: as [`CheckFiles`] says.
+    fn check_of(was: &str, now: &str, starts_team: bool) -> ProgramCheck {
         let dir = tempfile::tempdir().unwrap();
         let main = dir.path().join("prog.c");
         std::fs::write(&main, "int main(void) { return 0; }\n").unwrap();
@@ -362,6 +388,7 @@ mod tests {
                 tuned: now,
                 order: Order::Kept,
                 timed: Some(&(was.to_string(), now.to_string())),
+                starts_team,
             },
             &dir.path().join("check"),
         )
@@ -376,6 +403,7 @@ mod tests {
         let c = check_of(
             &timed_program(400, 2_000_000),
             &timed_program(10, 2_000_000),
+            false,
         );
         assert_eq!(c.unit, crate::report::TimeUnit::Nests);
         assert!(c.speedup > 5.0, "{c:?}");
@@ -387,9 +415,25 @@ mod tests {
         let c = check_of(
             &timed_program(400, 2_000_000),
             &timed_program(10, 80_000_000),
+            false,
         );
         assert!(c.speedup > 5.0, "{c:?}");
         assert!(c.wall_slower && c.reverted, "{c:?}");
+    }
+
+    #[test]
+    fn a_short_program_tuned_to_start_a_team_runs_every_round_of_its_check() {
+        // A gain of 40 times: the quick look after two rounds settles it (the outputs
+        // differ, so one round does not), unless the tuned file starts a team in a short
+        // program; then all fifteen rounds run and Mann-Whitney decides.
+        let (was, now) = (timed_program(400, 0), timed_program(10, 0));
+        let quick = check_of(&was, &now, false);
+        assert_eq!((quick.runs, quick.quick_look), (2, Some(2)), "{quick:?}");
+        let full = check_of(&was, &now, true);
+        assert_eq!(full.runs, SHORT_ROUNDS, "{full:?}");
+        assert_eq!(full.quick_look, None);
+        assert!(!full.reverted && full.speedup > 5.0, "{full:?}");
+        assert!(full.p_value < LAST_P, "{full:?}");
     }
 
     /// [`settled_early`] on these samples, the whole runs timed as they are, and every

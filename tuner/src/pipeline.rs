@@ -564,6 +564,11 @@ impl Pipeline {
                                 tuned: &report.source,
                                 order: report.order(),
                                 timed,
+                                starts_team: report
+                                    .nests
+                                    .iter()
+                                    .chain(&report.wholes)
+                                    .any(|n| n.chosen.starts_team()),
                             },
                             &dry.cache.root.join("check"),
                         )
