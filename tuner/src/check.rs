@@ -36,9 +36,9 @@
 //! user's `#pragma omp` means their build has `-fopenmp`, and the tuned file is built
 //! with it), and run with the same threads.
 //!
-//! A short program whose tuned file starts an OpenMP team the user's did not (its loop
-//! nests run under [`SHORT_PROGRAM_S`]) is run [`SHORT_ROUNDS`] rounds with no early
-//! look, and Mann-Whitney at [`LAST_P`] decides. There the team's start (1 to 5 ms on a
+//! A short program (its loop nests run under [`SHORT_PROGRAM_S`]) where a kept recipe
+//! starts an OpenMP team is run [`SHORT_ROUNDS`] rounds with no early look, and
+//! Mann-Whitney at [`LAST_P`] decides. There the team's start (1 to 5 ms on a
 //! shared 2-core VM, the first parallel region of a process the slowest) is of the
 //! order of the whole gain and varies from run to run: colnorm's tuned region took 1.4
 //! to 7.6 ms in eight runs where the user's took 2.9 to 3.8 ms, and four rounds once
