@@ -526,11 +526,7 @@ impl Pipeline {
         // The whole program, original against tuned: a nest that won on its cutout can
         // still lose in the program (other data placement, other neighbours in the
         // cache); a tuned program that is not faster beyond the noise is given up.
-        let any_chosen = report
-            .nests
-            .iter()
-            .chain(&report.wholes)
-            .any(|n| !n.chosen.steps.is_empty());
+        let any_chosen = report.rows().any(|n| !n.chosen.steps.is_empty());
         // Recipes whose cutouts promise the program almost nothing are not worth a
         // changed file, nor the check that could not tell their gain from noise.
         let promised = promised_share(&dry, &report, total_s);
@@ -564,11 +560,7 @@ impl Pipeline {
                                 tuned: &report.source,
                                 order: report.order(),
                                 timed,
-                                starts_team: report
-                                    .nests
-                                    .iter()
-                                    .chain(&report.wholes)
-                                    .any(|n| n.chosen.starts_team()),
+                                starts_team: report.starts_team(),
                             },
                             &dry.cache.root.join("check"),
                         )

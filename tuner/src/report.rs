@@ -407,16 +407,21 @@ impl ApplyReport {
         )
     }
 
+    /// Every row whose recipe the written file carries: the nests, then the whole nests.
+    pub fn rows(&self) -> impl Iterator<Item = &NestReport> {
+        self.nests.iter().chain(&self.wholes)
+    }
+
+    /// Whether a kept recipe starts an OpenMP team.
+    pub fn starts_team(&self) -> bool {
+        self.rows().any(|n| n.chosen.starts_team())
+    }
+
     /// Whether every kept recipe computed its cutout's outputs bit for bit: then the
     /// tuned program adds in the original's order, and a printed number that differs in
     /// its ninth digit is an FMA contracted otherwise, not a sum in another order.
     pub fn order(&self) -> crate::printed::Order {
-        let reordered = self
-            .nests
-            .iter()
-            .chain(&self.wholes)
-            .any(NestReport::reorders);
-        match reordered {
+        match self.rows().any(NestReport::reorders) {
             true => crate::printed::Order::Changed,
             false => crate::printed::Order::Kept,
         }
@@ -448,10 +453,7 @@ impl ApplyReport {
         given_up: &str,
         kept_instead: &str,
     ) -> Option<ApplyReport> {
-        fn kept(r: &ApplyReport) -> impl Iterator<Item = &NestReport> {
-            r.nests.iter().chain(&r.wholes)
-        }
-        if !kept(self).any(unfit) {
+        if !self.rows().any(unfit) {
             return None;
         }
         let mut alt = self.clone();
@@ -461,7 +463,7 @@ impl ApplyReport {
             }
         }
         alt.check = None;
-        let any = kept(&alt).any(|n| !n.chosen.steps.is_empty());
+        let any = alt.rows().any(|n| !n.chosen.steps.is_empty());
         any.then_some(alt)
     }
 
