@@ -468,6 +468,60 @@ impl Cutout {
         scratch: &Path,
     ) -> Result<CutoutRun> {
         let dir = scratch.join(format!("run-{}", crate::unique_id()));
+        let result = self.run_in(exe, variant, version, m, timeout, &dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        result
+    }
+
+    /// One run of a built variant on `version` (no warmup, one repetition): the bytes
+    /// of each output array or scalar it wrote, in the order of the nest's outputs, or
+    /// None where the run failed or computed something else than the saved outputs.
+    pub fn outputs(
+        &self,
+        exe: &Path,
+        version: u64,
+        timeout: Duration,
+        scratch: &Path,
+    ) -> Result<Option<Vec<Vec<u8>>>> {
+        let once = Measure {
+            warmup: 0,
+            repetitions: 1,
+            target_ci: None,
+            max_repetitions: 1,
+            counters: Vec::new(),
+            ..Measure::default()
+        };
+        let dir = scratch.join(format!("run-{}", crate::unique_id()));
+        let read = || -> Result<Option<Vec<Vec<u8>>>> {
+            let run = self.run_in(exe, "outputs", version, &once, timeout, &dir)?;
+            if run.verdict != Verdict::Verified {
+                return Ok(None);
+            }
+            let mut all = Vec::new();
+            for name in &self.nest.outputs {
+                let path = dir.join("out").join(format!("{name}.npy"));
+                if path.is_file() {
+                    all.push(read_raw(&path)?.data);
+                }
+            }
+            Ok(Some(all))
+        };
+        let result = read();
+        let _ = std::fs::remove_dir_all(&dir);
+        result
+    }
+
+    /// [`Cutout::run`] in the folder `dir` (created; the outputs are left under
+    /// `dir/out`).
+    fn run_in(
+        &self,
+        exe: &Path,
+        variant: &str,
+        version: u64,
+        m: &Measure,
+        timeout: Duration,
+        dir: &Path,
+    ) -> Result<CutoutRun> {
         let out_dir = dir.join("out");
         std::fs::create_dir_all(&out_dir).map_err(io_err(&out_dir))?;
         let report_path = dir.join("report.json");
@@ -489,7 +543,7 @@ impl Cutout {
                 capture: true,
                 ..Default::default()
             },
-            &dir,
+            dir,
         )?;
         let message = String::from_utf8_lossy(&outcome.stderr)
             .lines()
@@ -545,7 +599,6 @@ impl Cutout {
                 (result.verdict, result.exact) = self.verify(&out_dir, version)?;
             }
         }
-        let _ = std::fs::remove_dir_all(&dir);
         Ok(result)
     }
 

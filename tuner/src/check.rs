@@ -318,6 +318,16 @@ pub fn program_check(
     let wall_slower = wall_ms.is_some_and(|(o, t)| t > o * (1.0 + WALL_SLACK));
     let reverted = !faster || wall_slower;
     let stopped = r.runs < cfg.runs && quick.is_none() && no_faster(&o.samples, &t.samples);
+    let same_output = if o.outputs.is_empty() || t.outputs.is_empty() {
+        o.output_hash == t.output_hash
+    } else {
+        t.outputs
+            .iter()
+            .all(|x| crate::printed::same_results(&o.outputs, x, order))
+    };
+    let contracted = !same_output
+        && order == Order::Kept
+        && contraction::contracted_only(toolchain, timeout, &args.main, &benches, work)?;
     Ok(ProgramCheck {
         unit: o.unit,
         original_ms: o.median * 1e3,
@@ -327,13 +337,8 @@ pub fn program_check(
         quick_look: quick.map(|_| r.runs),
         no_faster: stopped.then_some(r.runs),
         runs: r.runs,
-        same_output: if o.outputs.is_empty() || t.outputs.is_empty() {
-            o.output_hash == t.output_hash
-        } else {
-            t.outputs
-                .iter()
-                .all(|x| crate::printed::same_results(&o.outputs, x, order))
-        },
+        same_output: same_output || contracted,
+        contracted,
         reverted,
         other_results: false,
         wall_ms,
@@ -343,6 +348,8 @@ pub fn program_check(
         seconds: 0.0,
     })
 }
+
+mod contraction;
 
 #[cfg(test)]
 mod tests {

@@ -8,6 +8,7 @@ use crate::runner::CutoutRunner;
 use crate::target::Target;
 use crate::Result;
 use ir::codegen::Nest;
+use ir::transform::Recipe;
 use profiling::build::Toolchain;
 use profiling::cutout::{Cutout, CutoutRun};
 use profiling::measure::Measure;
@@ -99,6 +100,39 @@ impl<'a> NestBench<'a> {
     /// build failure is the run's verdict.
     pub fn measure_original(&self) -> Result<CutoutRun> {
         self.measure_with(&crate::tune_loop::baseline_measure(&self.measuring.measure))
+    }
+
+    /// Whether `recipe` computes the nest's outputs in the user's order, products
+    /// contracted into FMAs aside: the nest and the transformed nest, both built with
+    /// `-ffp-contract=off` after the user's flags and run once on the saved data, write
+    /// the same bits. False where the recipe does not apply, a build or a run fails.
+    ///
+    /// gcc contracts `s += a * b` into one FMA where it keeps the loop scalar, and not
+    /// where it vectorizes the products and adds them in order (correlation's
+    /// `s += data[k][i] * data[k][j]`): a register tile, which adds every product in
+    /// the original order with FMAs, then differs in the last bits from a program
+    /// that computes the same sums in the same order.
+    pub fn same_order(&self, recipe: &Recipe) -> Result<bool> {
+        let t = self.target();
+        let Ok(transformed) = ir::transform::apply(t.program, t.region, t.root, recipe) else {
+            return Ok(false);
+        };
+        let mut cutout = self.cutout.clone();
+        cutout.cflags.push("-ffp-contract=off".into());
+        let m = self.measuring;
+        let mut outputs = Vec::new();
+        for v in [cutout.original(), cutout.variant("candidate", &transformed)] {
+            let exe = match cutout.build(&m.toolchain, &v, &self.builds) {
+                Ok((b, _)) => b.exe,
+                Err(profiling::Error::Compile { .. }) => return Ok(false),
+                Err(e) => return Err(e.into()),
+            };
+            match cutout.outputs(&exe, cutout.version, m.timeout, &self.scratch)? {
+                Some(o) => outputs.push(o),
+                None => return Ok(false),
+            }
+        }
+        Ok(!outputs[0].is_empty() && outputs[0] == outputs[1])
     }
 
     /// The untransformed nest, built as the measuring settings say and measured with

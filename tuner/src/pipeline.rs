@@ -53,6 +53,7 @@ use profiling::roofline::Roof;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod contraction;
 mod dense;
 mod order;
 mod priority;
@@ -774,6 +775,9 @@ impl Pipeline {
             )?;
         }
         self.complete_baseline(bench, &mut base, &mut candidates)?;
+        clock.add_to(&mut time.building_s, || {
+            self.same_order(bench, &mut candidates)
+        })?;
         Ok(nest_report(
             ctx, bench, base, candidates, &picks, measured, flops, time, &clock,
         ))

@@ -9,7 +9,7 @@
 //! differs between the original's runs in any such line (a table's time column). Every other word of the tuned program's output must be the
 //! original's, a number up to the rounding of its last printed digit (a value that
 //! differs in its last bits can round the other way). Where every changed nest computed
-//! its cutout's outputs bit for bit ([`Order::Kept`]), a number may also differ by a
+//! in the user's order ([`Order::Kept`]), a number may also differ by a
 //! relative 1e-9 (products contracted into FMAs otherwise in differently shaped code);
 //! where one did not ([`Order::Changed`]: a sum added in another order), it may not: a
 //! sum of `float`s added in another order differs in its sixth digit, one of 2 million
@@ -20,7 +20,9 @@ use std::collections::BTreeSet;
 /// Whether the changed nests compute in the original's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Order {
-    /// Every kept recipe's cutout outputs were the saved ones bit for bit.
+    /// Every kept recipe computed in the user's order: its cutout outputs were the
+    /// saved ones bit for bit, or the nest's bit for bit with contraction off
+    /// (`report::Candidate::in_order`).
     Kept,
     /// Some kept recipe's were not (a reduction vectorized, parallel or tiled).
     Changed,

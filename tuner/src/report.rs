@@ -123,6 +123,12 @@ pub struct Candidate {
     /// computes in the same order.
     #[serde(default)]
     pub exact: bool,
+    /// Not bit for bit, but in the user's order all the same: built with
+    /// `-ffp-contract=off`, it wrote what the nest so built writes, bit for bit
+    /// (`NestBench::same_order`). Its outputs differ only where a product was
+    /// contracted into an FMA otherwise.
+    #[serde(default)]
+    pub same_order: bool,
     /// It is the nest's chosen recipe.
     pub kept: bool,
     /// Why it was kept or not (what `--explain` prints).
@@ -315,6 +321,11 @@ pub struct ProgramCheck {
     /// runs, a timing, is not a result; a number may round the other way in its last
     /// digit).
     pub same_output: bool,
+    /// It printed other digits than the original, but the same results when both were
+    /// built with `-ffp-contract=off`: they differ only where a product was contracted
+    /// into an FMA otherwise (`check::contraction`), and count as the same output.
+    #[serde(default)]
+    pub contracted: bool,
     /// The tuned program was not faster beyond the noise, or printed other results:
     /// the original is kept.
     pub reverted: bool,
@@ -417,9 +428,10 @@ impl ApplyReport {
         self.rows().any(|n| n.chosen.starts_team())
     }
 
-    /// Whether every kept recipe computed its cutout's outputs bit for bit: then the
-    /// tuned program adds in the original's order, and a printed number that differs in
-    /// its ninth digit is an FMA contracted otherwise, not a sum in another order.
+    /// Whether every kept recipe computed its cutout's outputs in the user's order (bit
+    /// for bit, or so when built with `-ffp-contract=off`): then the tuned program adds
+    /// in the original's order, and a printed number that differs in its ninth digit is
+    /// an FMA contracted otherwise, not a sum in another order.
     pub fn order(&self) -> crate::printed::Order {
         match self.rows().any(NestReport::reorders) {
             true => crate::printed::Order::Changed,
@@ -428,14 +440,14 @@ impl ApplyReport {
     }
 
     /// The choice where the tuned program prints other results than the user's: every
-    /// kept recipe whose outputs were not bit for bit the saved ones (floating-point
-    /// sums in another order: a vectorized or parallel reduction, a register tile's
-    /// partial sums) is replaced by the nest's fastest candidate whose outputs were, or
-    /// by nothing. None where every kept recipe is exact, or nothing would be kept.
+    /// kept recipe that computes out of the user's order ([`Candidate::in_order`]:
+    /// floating-point sums in another order, a vectorized or parallel reduction) is
+    /// replaced by the nest's fastest candidate that computes in it, or by nothing.
+    /// None where every kept recipe is in order, or nothing would be kept.
     pub fn exact_only(&self) -> Option<ApplyReport> {
         self.replaced(
             &NestReport::reorders,
-            &|c| c.exact,
+            &Candidate::in_order,
             "the tuned program printed other results, and its outputs were not bit for bit \
              the original's (floating-point sums in another order)",
             "kept in place of a recipe whose outputs were not bit for bit the original's, \
@@ -515,9 +527,15 @@ impl Candidate {
             faster: false,
             futile: false,
             exact: false,
+            same_order: false,
             kept: false,
             why: String::new(),
         }
+    }
+
+    /// It computes in the user's order: bit for bit, or so but for contracted products.
+    pub fn in_order(&self) -> bool {
+        self.exact || self.same_order
     }
 }
 
@@ -525,7 +543,7 @@ impl NestReport {
     /// Whether the recipe kept here computed its cutout's outputs otherwise than bit for
     /// bit (a sum in another order).
     pub fn reorders(&self) -> bool {
-        !self.chosen.steps.is_empty() && !self.candidates.iter().any(|c| c.kept && c.exact)
+        !self.chosen.steps.is_empty() && !self.candidates.iter().any(|c| c.kept && c.in_order())
     }
 
     /// Keeps the fastest verified candidate that `fits` and beats the baseline (the

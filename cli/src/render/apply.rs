@@ -193,6 +193,13 @@ pub fn render_with(r: &ApplyReport, explain: bool) -> String {
                 "    it prints other results than the original (floating-point sums in \
                  another order, accepted with --reassociate)"
             );
+        } else if c.contracted {
+            let _ = writeln!(
+                out,
+                "    it prints other last digits than the original, and the same results \
+                 when both are built with -ffp-contract=off: products contracted into FMAs \
+                 otherwise, the same sums in the same order"
+            );
         }
 
         if explain {
