@@ -77,6 +77,46 @@ impl Toolchain {
         Ok(v)
     }
 
+    /// The vector ISA that code built with `cflags` targets, as the CPU flags
+    /// `/proc/cpuinfo` names (`avx2`, `fma`, `avx512f`): those whose macro
+    /// (`__AVX2__`, `__FMA__`, `__AVX512F__`) the compiler defines with the base flags
+    /// and `cflags`. A build for `-march=x86-64-v3` on a CPU with AVX-512 targets
+    /// `avx2` and `fma` only. None where the compiler does not run or refuses the flags.
+    /// Cached per process, compiler and flags.
+    pub fn target_flags(&self, cflags: &[String]) -> Option<Vec<String>> {
+        type Key = (String, Vec<String>);
+        static CACHE: Mutex<Vec<(Key, Option<Vec<String>>)>> = Mutex::new(Vec::new());
+        let mut flags = self.base_for(cflags).to_vec();
+        flags.extend(cflags.iter().cloned());
+        let key = (self.cc.clone(), flags);
+        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, v)) = cache.iter().find(|(k, _)| *k == key) {
+            return v.clone();
+        }
+        let out = self
+            .command()
+            .args(&key.1)
+            .args(["-dM", "-E", "-x", "c", "/dev/null"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success());
+        let v = out.map(|o| {
+            let text = String::from_utf8_lossy(&o.stdout);
+            let defined = |m: &str| text.lines().any(|l| l.split_whitespace().nth(1) == Some(m));
+            [
+                ("avx2", "__AVX2__"),
+                ("fma", "__FMA__"),
+                ("avx512f", "__AVX512F__"),
+            ]
+            .iter()
+            .filter(|(_, m)| defined(m))
+            .map(|(f, _)| f.to_string())
+            .collect()
+        });
+        cache.push((key, v.clone()));
+        v
+    }
+
     fn preprocess(&self, file: &str, flags: &[String]) -> Result<Vec<u8>> {
         let out = self
             .command()
@@ -318,5 +358,29 @@ mod tests {
             ..default
         };
         assert_eq!(set.base_for(&s(&["-O2"])), s(&["-O3", "-march=native"]));
+    }
+
+    #[test]
+    fn the_vector_isa_a_build_targets_comes_from_its_flags() {
+        let tc = Toolchain {
+            cc: "cc".into(),
+            base_flags: s(&["-O3"]),
+            base_from_env: false,
+        };
+        assert_eq!(tc.target_flags(&s(&["-march=x86-64"])), Some(Vec::new()));
+        assert_eq!(
+            tc.target_flags(&s(&["-march=x86-64-v3"])),
+            Some(s(&["avx2", "fma"]))
+        );
+        assert_eq!(
+            tc.target_flags(&s(&["-march=x86-64-v4"])),
+            Some(s(&["avx2", "fma", "avx512f"]))
+        );
+        // The user's last word wins, as on their command line.
+        assert_eq!(
+            tc.target_flags(&s(&["-march=x86-64-v4", "-mno-avx512f"])),
+            Some(s(&["avx2", "fma"]))
+        );
+        assert_eq!(tc.target_flags(&s(&["-mno-such-flag"])), None);
     }
 }

@@ -13,9 +13,15 @@ use std::path::Path;
 /// Accesses the cache model walks per nest before it samples.
 const MODEL_LIMIT: u64 = 4_000_000;
 
-/// The machine description (measured once per host, then cached).
-pub fn machine_info(cache_root: &Path, tc: &Toolchain) -> Option<MachineInfo> {
-    profiling::machine::machine(cache_root, tc, &MachineOptions::default()).ok()
+/// The machine description (measured once per host, then cached), as code built with
+/// the toolchain and `cflags` sees it (`MachineInfo::targeted`: a build for AVX2 on a
+/// CPU with AVX-512 gets AVX2's vector registers and peak).
+pub fn machine_info(cache_root: &Path, tc: &Toolchain, cflags: &[String]) -> Option<MachineInfo> {
+    let m = profiling::machine::machine(cache_root, tc, &MachineOptions::default()).ok()?;
+    Some(match tc.target_flags(cflags) {
+        Some(target) => m.targeted(&target),
+        None => m,
+    })
 }
 
 /// The root loop of `nest`.

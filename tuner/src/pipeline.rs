@@ -416,7 +416,9 @@ impl Pipeline {
         self.say(&p.name, "dry run with Save");
         let (dry, machine) = clock.add_to(&mut time.profiling_s, || {
             let dry = checked_dry_run(&self.run_config(p)?)?;
-            Ok::<_, Error>((dry, machine_info(&self.cache_root, &self.toolchain)))
+            let cflags = p.cc()?.cflags;
+            let machine = machine_info(&self.cache_root, &self.toolchain, &cflags);
+            Ok::<_, Error>((dry, machine))
         })?;
         let mut ranker = clock.add_to(&mut time.embedding_s, || {
             self.ranker_for(self.ranker, &model, &db)
@@ -654,7 +656,10 @@ impl Pipeline {
             let ranked = ranker.rank(ctx.db, Query::Nest(&features), &|e| e.best().is_some())?;
             // Entries measured with this machine's vector registers first (re-fitting
             // sizes register and vector tiles for this machine either way).
-            let isa = embeddings::db::vector_isa(crate::sizing::Cpu::host().flags);
+            let isa = embeddings::db::vector_isa(
+                ctx.machine
+                    .map_or(crate::sizing::Cpu::host().flags, |m| &m.flags),
+            );
             let ranked = crate::retrieve::prefer_isa(ctx.db, ranked, isa);
             Ok::<_, Error>(walk(
                 ctx.db,

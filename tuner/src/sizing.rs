@@ -72,10 +72,18 @@ impl<'a> Cpu<'a> {
         }
     }
 
-    /// The CPU this process runs on (read once).
+    /// The CPU this process runs on, as code built by `$CC $CFLAGS` targets it (read
+    /// once): a build for AVX2 on a CPU with AVX-512 sizes for AVX2's registers
+    /// (`Toolchain::target_flags`).
     pub fn host() -> Cpu<'static> {
         static SHAPE: OnceLock<CpuShape> = OnceLock::new();
-        let s = SHAPE.get_or_init(profiling::machine::cpu_shape);
+        let s = SHAPE.get_or_init(|| {
+            let mut s = profiling::machine::cpu_shape();
+            if let Some(target) = profiling::build::Toolchain::default().target_flags(&[]) {
+                s.flags.retain(|f| target.contains(f));
+            }
+            s
+        });
         Cpu {
             flags: &s.flags,
             caches: &s.caches,

@@ -345,11 +345,7 @@ pub fn measure_kernel(s: &Setup, kernel: &str, tuned: &Path) -> [Binary; 4] {
     let openmp = std::fs::read_to_string(tuned)
         .expect("the tuned source")
         .contains("#pragma omp");
-    let tuned_flags: &[&str] = if openmp {
-        &["-O3", "-march=native", "-fopenmp"]
-    } else {
-        &["-O3", "-march=native"]
-    };
+    let tuned_flags = tuned_flags(openmp);
     let builds: [(&str, &[&str], &Path, &str); 4] = [
         ("gcc", &["-O3", "-march=native"], &orig_t, "gcc.exe"),
         (
@@ -396,6 +392,60 @@ pub fn measure_kernel(s: &Setup, kernel: &str, tuned: &Path) -> [Binary; 4] {
     bins
 }
 
+/// gcc's flags for the tuned program: OpenMP where its source has a directive.
+fn tuned_flags(openmp: bool) -> &'static [&'static str] {
+    if openmp {
+        &["-O3", "-march=native", "-fopenmp"]
+    } else {
+        &["-O3", "-march=native"]
+    }
+}
+
+/// How the tuned program's output agrees with the original's when gcc builds both with
+/// `-ffp-contract=off` ([`outputs_agree`]; one run each, from the timed copies that
+/// [`measure_kernel`] wrote): where they printed other sums, whether products
+/// contracted into FMAs otherwise are the whole difference (a sum that cancels, such as
+/// a centred array's, is rounding noise that contraction moves).
+pub fn agree_without_contraction(s: &Setup, kernel: &str, tuned: &Path) -> String {
+    let dir = s.out.join(kernel);
+    let openmp = std::fs::read_to_string(tuned)
+        .expect("the tuned source")
+        .contains("#pragma omp");
+    let mut tuned_off = tuned_flags(openmp).to_vec();
+    tuned_off.push("-ffp-contract=off");
+    let builds: [(&[&str], &str, &str); 2] = [
+        (
+            &["-O3", "-march=native", "-ffp-contract=off"],
+            "orig.timed.c",
+            "gcc-nofma.exe",
+        ),
+        (&tuned_off, "tuned.timed.c", "tuned-nofma.exe"),
+    ];
+    let mut bins = builds.map(|(flags, src, exe)| {
+        let exe = dir.join(exe);
+        let built = compile(
+            "gcc",
+            flags,
+            &dir.join(src),
+            &s.build_args(kernel),
+            &s.preset_flag(),
+            &exe,
+        )
+        .is_ok();
+        Binary {
+            exe,
+            built,
+            times: Vec::new(),
+            stdout: String::new(),
+        }
+    });
+    if bins.iter().any(|b| !b.built) {
+        return "not built".into();
+    }
+    run_rotation(&mut bins, 1);
+    outputs_agree(&bins[0].stdout, &bins[1].stdout)
+}
+
 /// Whether clang-19 with Polly is installed.
 pub fn have_polly() -> bool {
     Command::new("clang-19")
@@ -419,7 +469,8 @@ pub struct Compared {
     /// Whether the tuned program prints what the gcc-built original prints: byte for
     /// byte, or each array's sum within a relative 1e-9 (contraction into FMAs differs
     /// between differently shaped code under -march=native, so the bits of the arrays,
-    /// and their FNV hashes, may differ), or not.
+    /// and their FNV hashes, may differ), or not; where not, how they agree when both
+    /// are built with `-ffp-contract=off` ([`agree_without_contraction`]).
     pub outputs: String,
 }
 
@@ -472,10 +523,16 @@ pub fn outputs_agree(want: &str, got: &str) -> String {
 }
 
 /// Builds and runs the kernel's variants ([`measure_kernel`]) and sums them up.
-pub fn compare(s: &Setup, kernel: &str, tuned: &Path) -> Compared {
-    let bins = measure_kernel(s, kernel, tuned);
+pub fn compare(s: &Setup, kernel: &str, source: &Path) -> Compared {
+    let bins = measure_kernel(s, kernel, source);
     let [gcc, polly_seq, polly_par, tuned] = [0, 1, 2, 3].map(|i| median(&bins[i].times));
-    let outputs = outputs_agree(&bins[0].stdout, &bins[3].stdout);
+    let mut outputs = outputs_agree(&bins[0].stdout, &bins[3].stdout);
+    if outputs.starts_with("DIFFER") {
+        outputs = format!(
+            "{outputs}; with -ffp-contract=off: {}",
+            agree_without_contraction(s, kernel, source)
+        );
+    }
     Compared {
         bins,
         gcc,

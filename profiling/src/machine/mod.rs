@@ -196,6 +196,43 @@ pub struct MachineInfo {
 }
 
 impl MachineInfo {
+    /// This machine as code built for the vector ISA `target` (CPU flags, as
+    /// [`crate::build::Toolchain::target_flags`] gives them) sees it: the flags it
+    /// does not target are dropped, and so are the peaks of the instructions it cannot
+    /// use (AVX-512 FMAs for a build for AVX2), with a note. Unchanged where the build
+    /// targets all of this CPU's relevant flags.
+    pub fn targeted(mut self, target: &[String]) -> MachineInfo {
+        let dropped: Vec<String> = self
+            .flags
+            .iter()
+            .filter(|f| !target.contains(f))
+            .cloned()
+            .collect();
+        if dropped.is_empty() {
+            return self;
+        }
+        self.flags.retain(|f| target.contains(f));
+        let has = |f: &str| target.iter().any(|t| t == f);
+        for p in [&mut self.peak_1, &mut self.peak_all] {
+            if !has("avx512f") {
+                p.avx512_fma = None;
+            }
+            if !(has("avx2") && has("fma")) {
+                p.avx2_fma = None;
+            }
+        }
+        self.notes.push(format!(
+            "the build does not target {} (its flags): sizes and peaks are for {}",
+            dropped.join(", "),
+            if self.flags.is_empty() {
+                "scalar and 128-bit vector code".to_string()
+            } else {
+                self.flags.join(", ")
+            }
+        ));
+        self
+    }
+
     /// Best single-thread peak in GFLOP/s: AVX-512 if measured, else AVX2, else scalar.
     pub fn best_peak_1(&self) -> f64 {
         self.peak_1.best()

@@ -195,6 +195,29 @@ fn caches_and_remeasures_damaged_files() {
     let again = machine_with(tmp.path(), &tc, &opts, &sys, 0.01).unwrap();
     assert_eq!(again, first);
 
+    // As a build for AVX2 sees a CPU with AVX-512: its flags and peak, with a note;
+    // a build for all of them sees it as it is.
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let mut wide = first.clone();
+    wide.flags = s(&["avx2", "fma", "avx512f"]);
+    wide.peak_1 = Peak {
+        scalar: 8.0,
+        avx2_fma: Some(32.0),
+        avx512_fma: Some(64.0),
+    };
+    assert_eq!(wide.clone().targeted(&s(&["fma", "avx512f", "avx2"])), wide);
+    let v3 = wide.clone().targeted(&s(&["avx2", "fma"]));
+    assert_eq!(v3.flags, s(&["avx2", "fma"]));
+    assert_eq!((v3.best_peak_1(), v3.peak_1.avx512_fma), (32.0, None));
+    assert!(
+        v3.notes.last().unwrap().contains("avx512f"),
+        "{:?}",
+        v3.notes
+    );
+    let sse = wide.targeted(&[]);
+    assert!(sse.flags.is_empty());
+    assert_eq!(sse.best_peak_1(), 8.0);
+
     // a damaged file is measured again and rewritten
     std::fs::write(&files[0], "{\"host\": 1").unwrap();
     let fresh = machine_with(tmp.path(), &tc, &opts, &sys, 0.01).unwrap();

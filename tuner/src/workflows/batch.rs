@@ -229,7 +229,7 @@ pub fn run(cfg: &BatchConfig, jobs: &[ProgramSpec], events: &Events) -> Result<S
         done: jobs.len() - todo.len(),
     });
     // Measured once, before the programs share the machine.
-    let _ = crate::features::machine_info(&cfg.pipeline.cache_root, &cfg.pipeline.toolchain);
+    let _ = crate::features::machine_info(&cfg.pipeline.cache_root, &cfg.pipeline.toolchain, &[]);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.jobs.max(1))
         .build()

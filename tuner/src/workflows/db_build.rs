@@ -143,7 +143,7 @@ pub fn build(cfg: &BuildConfig, events: &Events) -> Result<Database> {
         }
     };
     let m = &cfg.measuring;
-    let machine = crate::features::machine_info(&m.cache_root, &m.toolchain);
+    let machine = crate::features::machine_info(&m.cache_root, &m.toolchain, &[]);
     for p in cfg.suite.programs(&suite) {
         let scfg = SearchConfig {
             run: RunConfig::tuning(

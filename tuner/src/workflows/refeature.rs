@@ -45,7 +45,7 @@ pub fn refeature(cfg: &RefeatureConfig, events: &Events) -> Result<Refeatured> {
     let mut done = vec![false; db.entries.len()];
     let mut missing = vec![false; db.entries.len()];
     let machine =
-        crate::features::machine_info(&cfg.measuring.cache_root, &cfg.measuring.toolchain);
+        crate::features::machine_info(&cfg.measuring.cache_root, &cfg.measuring.toolchain, &[]);
     for sel in &cfg.suites {
         let suite = sel.load()?;
         for p in sel.programs(&suite) {
