@@ -221,13 +221,14 @@ fn main() {
 
 /// The fastest of `scripts/gemm-ceiling.c`'s packed gemms at LARGE for this machine's
 /// vector registers (the rows `scripts/gemm-ceiling.sh` sweeps, at KC = 256), built
-/// with gcc -O3 -march=native -fopenmp: its configuration and GFLOP/s, or None when it
+/// with gcc -O3 -march=M -fopenmp (`compare::march`): its configuration and GFLOP/s, or None when it
 /// cannot be built or run.
 fn gemm_ceiling(work: &std::path::Path) -> Option<(String, f64)> {
     use std::process::Command;
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/gemm-ceiling.c");
+    let march = format!("-march={}", compare::march());
     let defines = Command::new("cc")
-        .args(["-march=native", "-dM", "-E", "-x", "c", "/dev/null"])
+        .args([march.as_str(), "-dM", "-E", "-x", "c", "/dev/null"])
         .output()
         .ok()?;
     let avx512 = String::from_utf8_lossy(&defines.stdout).contains("__AVX512F__");
@@ -238,7 +239,7 @@ fn gemm_ceiling(work: &std::path::Path) -> Option<(String, f64)> {
         let built = Command::new("cc")
             .args([
                 "-O3",
-                "-march=native",
+                march.as_str(),
                 "-fopenmp",
                 "-DPACKED",
                 "-DNV=2",

@@ -55,6 +55,7 @@ use std::time::Duration;
 
 mod contraction;
 mod dense;
+mod normal;
 mod order;
 mod priority;
 mod refine;

@@ -12,7 +12,9 @@
 //! (default LARGE), TUNE_BENCH_RUNS (timed runs per binary, default 5), TUNE_BENCH_OUT
 //! (folder for sources, binaries and the JSON summary; default target/bench/<name>),
 //! TUNE_BENCH_POLYBENCH (the root of a PolyBench/C tree: its kernels as they come, in
-//! place of the dataset programs; see [`Setup::polybench`]).
+//! place of the dataset programs; see [`Setup::polybench`]), TUNE_BENCH_MARCH (the
+//! `-march=` of every build, default `native`; `x86-64-v3` builds AVX2 code on a CPU
+//! with AVX-512, and `tune` is run with `CFLAGS="-O3 -march=x86-64-v3"` to tune for it).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -31,6 +33,22 @@ pub const KERNELS: [&str; 8] = [
 
 pub fn env_or(name: &str, default: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| default.to_string())
+}
+
+/// The `-march=` value of every build ([`env_or`] TUNE_BENCH_MARCH, default `native`).
+pub fn march() -> String {
+    env_or("TUNE_BENCH_MARCH", "native")
+}
+
+/// `flags` with `-march=native` replaced by the [`march`] of this run.
+fn with_march(flags: &[&str]) -> Vec<String> {
+    flags
+        .iter()
+        .map(|f| match *f {
+            "-march=native" => format!("-march={}", march()),
+            other => other.to_string(),
+        })
+        .collect()
 }
 
 pub struct Setup {
@@ -180,11 +198,13 @@ impl Setup {
     /// wall time in seconds.
     pub fn tune(&self, args: &[String]) -> (String, f64) {
         let t0 = Instant::now();
-        let out = Command::new(&self.tune)
-            .args(args)
-            .env("TUNE_CACHE", self.out.join(".tunecache"))
-            .output()
-            .expect("run tune");
+        let mut cmd = Command::new(&self.tune);
+        cmd.args(args)
+            .env("TUNE_CACHE", self.out.join(".tunecache"));
+        if march() != "native" {
+            cmd.env("CFLAGS", format!("-O3 -march={}", march()));
+        }
+        let out = cmd.output().expect("run tune");
         let secs = t0.elapsed().as_secs_f64();
         if !out.status.success() {
             panic!(
@@ -255,7 +275,7 @@ pub fn compile(
     exe: &Path,
 ) -> Result<(), String> {
     let out = Command::new(cc)
-        .args(flags)
+        .args(with_march(flags))
         .args(build)
         .arg(preset)
         .arg(source)

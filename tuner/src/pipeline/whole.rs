@@ -312,6 +312,11 @@ fn whole_recipes(
             add(what, (recipe.clone(), left_out.clone()));
         }
     }
+    // Its normal form, where that splits a loop (`pipeline/normal.rs`): column walks
+    // under the sequential loop turned into row walks, then run in parallel.
+    for (what, recipe) in super::normal::normal_form_recipes(program, whole.region, whole.root) {
+        add_from(super::normal::NORMAL_FORM, &what, (recipe, Vec::new()));
+    }
     // A band of the whole nest that accumulates a product (trmm's, whose row loop
     // carries a dependence and so is no nest of its own): its register tiles.
     // A time loop of sweeps over rows (a stencil's): its time tiles.
