@@ -8,6 +8,11 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// The flag that stops the compiler from contracting products and additions into FMAs
+/// (last on a command line, it wins over the user's `-ffp-contract=fast`): two builds
+/// with it that compute the same sums in the same order write the same bits.
+pub const NO_CONTRACTION: &str = "-ffp-contract=off";
+
 /// How to compile.
 #[derive(Debug, Clone)]
 pub struct Toolchain {

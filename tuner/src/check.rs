@@ -318,13 +318,7 @@ pub fn program_check(
     let wall_slower = wall_ms.is_some_and(|(o, t)| t > o * (1.0 + WALL_SLACK));
     let reverted = !faster || wall_slower;
     let stopped = r.runs < cfg.runs && quick.is_none() && no_faster(&o.samples, &t.samples);
-    let same_output = if o.outputs.is_empty() || t.outputs.is_empty() {
-        o.output_hash == t.output_hash
-    } else {
-        t.outputs
-            .iter()
-            .all(|x| crate::printed::same_results(&o.outputs, x, order))
-    };
+    let same_output = prints_the_same(o, t, order);
     let contracted = !same_output
         && order == Order::Kept
         && contraction::contracted_only(toolchain, timeout, &args.main, &benches, work)?;
@@ -347,6 +341,19 @@ pub fn program_check(
         tuned_command: command(&benches[1]),
         seconds: 0.0,
     })
+}
+
+/// Whether the tuned program `t` printed what the original `o` printed in every run
+/// ([`crate::printed::same_results`] with `order`; where an output was too long to
+/// keep, their hashes).
+fn prints_the_same(o: &crate::bench::Sampled, t: &crate::bench::Sampled, order: Order) -> bool {
+    if o.outputs.is_empty() || t.outputs.is_empty() {
+        o.output_hash == t.output_hash
+    } else {
+        t.outputs
+            .iter()
+            .all(|x| crate::printed::same_results(&o.outputs, x, order))
+    }
 }
 
 mod contraction;

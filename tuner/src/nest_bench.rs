@@ -102,37 +102,49 @@ impl<'a> NestBench<'a> {
         self.measure_with(&crate::tune_loop::baseline_measure(&self.measuring.measure))
     }
 
-    /// Whether `recipe` computes the nest's outputs in the user's order, products
-    /// contracted into FMAs aside: the nest and the transformed nest, both built with
-    /// `-ffp-contract=off` after the user's flags and run once on the saved data, write
-    /// the same bits. False where the recipe does not apply, a build or a run fails.
+    /// Whether each of `recipes` computes the nest's outputs in the user's order,
+    /// products contracted into FMAs aside: the nest and the transformed nest, both
+    /// built with `-ffp-contract=off` after the user's flags and run once on the saved
+    /// data (the nest once for all), write the same bits. False where the recipe does
+    /// not apply, a build or a run fails.
     ///
     /// gcc contracts `s += a * b` into one FMA where it keeps the loop scalar, and not
     /// where it vectorizes the products and adds them in order (correlation's
     /// `s += data[k][i] * data[k][j]`): a register tile, which adds every product in
     /// the original order with FMAs, then differs in the last bits from a program
     /// that computes the same sums in the same order.
-    pub fn same_order(&self, recipe: &Recipe) -> Result<bool> {
-        let t = self.target();
-        let Ok(transformed) = ir::transform::apply(t.program, t.region, t.root, recipe) else {
-            return Ok(false);
-        };
-        let mut cutout = self.cutout.clone();
-        cutout.cflags.push("-ffp-contract=off".into());
-        let m = self.measuring;
-        let mut outputs = Vec::new();
-        for v in [cutout.original(), cutout.variant("candidate", &transformed)] {
-            let exe = match cutout.build(&m.toolchain, &v, &self.builds) {
-                Ok((b, _)) => b.exe,
-                Err(profiling::Error::Compile { .. }) => return Ok(false),
-                Err(e) => return Err(e.into()),
-            };
-            match cutout.outputs(&exe, cutout.version, m.timeout, &self.scratch)? {
-                Some(o) => outputs.push(o),
-                None => return Ok(false),
-            }
+    pub fn same_order(&self, recipes: &[&Recipe]) -> Result<Vec<bool>> {
+        if recipes.is_empty() {
+            return Ok(Vec::new());
         }
-        Ok(!outputs[0].is_empty() && outputs[0] == outputs[1])
+        let mut cutout = self.cutout.clone();
+        cutout.cflags.push(profiling::build::NO_CONTRACTION.into());
+        let m = self.measuring;
+        // The bytes of each output of variant `v` so built; None where it fails.
+        let outputs = |v: &profiling::cutout::Variant| -> Result<Option<Vec<Vec<u8>>>> {
+            match cutout.build(&m.toolchain, v, &self.builds) {
+                Ok((b, _)) => {
+                    Ok(cutout.outputs(&b.exe, cutout.version, m.timeout, &self.scratch)?)
+                }
+                Err(profiling::Error::Compile { .. }) => Ok(None),
+                Err(e) => Err(e.into()),
+            }
+        };
+        let Some(nest) = outputs(&cutout.original())?.filter(|o| !o.is_empty()) else {
+            return Ok(vec![false; recipes.len()]);
+        };
+        let t = self.target();
+        recipes
+            .iter()
+            .map(
+                |r| match ir::transform::apply(t.program, t.region, t.root, r) {
+                    Ok(transformed) => Ok(outputs(&cutout.variant("candidate", &transformed))?
+                        .as_ref()
+                        == Some(&nest)),
+                    Err(_) => Ok(false),
+                },
+            )
+            .collect()
     }
 
     /// The untransformed nest, built as the measuring settings say and measured with

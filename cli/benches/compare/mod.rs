@@ -362,10 +362,7 @@ pub fn measure_kernel(s: &Setup, kernel: &str, tuned: &Path) -> [Binary; 4] {
     timed_copy(&s.source(kernel), &orig_t);
     timed_copy(tuned, &tuned_t);
     let preset = s.preset_flag();
-    let openmp = std::fs::read_to_string(tuned)
-        .expect("the tuned source")
-        .contains("#pragma omp");
-    let tuned_flags = tuned_flags(openmp);
+    let tuned_flags = tuned_flags(tuned);
     let builds: [(&str, &[&str], &Path, &str); 4] = [
         ("gcc", &["-O3", "-march=native"], &orig_t, "gcc.exe"),
         (
@@ -412,8 +409,11 @@ pub fn measure_kernel(s: &Setup, kernel: &str, tuned: &Path) -> [Binary; 4] {
     bins
 }
 
-/// gcc's flags for the tuned program: OpenMP where its source has a directive.
-fn tuned_flags(openmp: bool) -> &'static [&'static str] {
+/// gcc's flags for the tuned program `tuned`: OpenMP where its source has a directive.
+fn tuned_flags(tuned: &Path) -> &'static [&'static str] {
+    let openmp = std::fs::read_to_string(tuned)
+        .expect("the tuned source")
+        .contains("#pragma omp");
     if openmp {
         &["-O3", "-march=native", "-fopenmp"]
     } else {
@@ -427,15 +427,13 @@ fn tuned_flags(openmp: bool) -> &'static [&'static str] {
 /// contracted into FMAs otherwise are the whole difference (a sum that cancels, such as
 /// a centred array's, is rounding noise that contraction moves).
 pub fn agree_without_contraction(s: &Setup, kernel: &str, tuned: &Path) -> String {
+    use profiling::build::NO_CONTRACTION;
     let dir = s.out.join(kernel);
-    let openmp = std::fs::read_to_string(tuned)
-        .expect("the tuned source")
-        .contains("#pragma omp");
-    let mut tuned_off = tuned_flags(openmp).to_vec();
-    tuned_off.push("-ffp-contract=off");
+    let mut tuned_off = tuned_flags(tuned).to_vec();
+    tuned_off.push(NO_CONTRACTION);
     let builds: [(&[&str], &str, &str); 2] = [
         (
-            &["-O3", "-march=native", "-ffp-contract=off"],
+            &["-O3", "-march=native", NO_CONTRACTION],
             "orig.timed.c",
             "gcc-nofma.exe",
         ),

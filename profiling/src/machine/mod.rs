@@ -202,17 +202,12 @@ impl MachineInfo {
     /// use (AVX-512 FMAs for a build for AVX2), with a note. Unchanged where the build
     /// targets all of this CPU's relevant flags.
     pub fn targeted(mut self, target: &[String]) -> MachineInfo {
-        let dropped: Vec<String> = self
-            .flags
-            .iter()
-            .filter(|f| !target.contains(f))
-            .cloned()
-            .collect();
+        let has = |f: &str| target.iter().any(|t| t == f);
+        let dropped: Vec<String> = self.flags.iter().filter(|f| !has(f)).cloned().collect();
         if dropped.is_empty() {
             return self;
         }
-        self.flags.retain(|f| target.contains(f));
-        let has = |f: &str| target.iter().any(|t| t == f);
+        self.flags.retain(|f| has(f));
         for p in [&mut self.peak_1, &mut self.peak_all] {
             if !has("avx512f") {
                 p.avx512_fma = None;

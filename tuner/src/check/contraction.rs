@@ -18,17 +18,14 @@
 //! make otherwise with another compiler or another level: it is not given up for them.
 
 use crate::bench::{run_suite_until, BenchConfig, Benchmark, Rounds};
-use crate::printed::{same_results, Order};
+use crate::printed::Order;
 use crate::Result;
-use profiling::build::Toolchain;
+use profiling::build::{Toolchain, NO_CONTRACTION};
 use std::path::Path;
 use std::time::Duration;
 
-/// The flag that turns contraction off (last on the command line, it wins).
-pub const NO_CONTRACTION: &str = "-ffp-contract=off";
-
 /// Whether `benches` (the user's program, then the tuned one) print the same results
-/// when both are built with [`NO_CONTRACTION`], as [`same_results`] reads them for sums
+/// when both are built with [`NO_CONTRACTION`], as `printed::same_results` reads them for sums
 /// in another order: no number may differ beyond the rounding of its last printed digit
 /// (with no product contracted, the same sums in the same order are the same bits).
 /// False where a build or a run fails.
@@ -67,14 +64,11 @@ pub fn contracted_only(
         Err(crate::Error::Profiling(_)) => return Ok(false),
         Err(e) => return Err(e),
     };
-    let (o, t) = (&r.benchmarks[0], &r.benchmarks[1]);
-    Ok(if o.outputs.is_empty() || t.outputs.is_empty() {
-        o.output_hash == t.output_hash
-    } else {
-        t.outputs
-            .iter()
-            .all(|x| same_results(&o.outputs, x, Order::Changed))
-    })
+    Ok(super::prints_the_same(
+        &r.benchmarks[0],
+        &r.benchmarks[1],
+        Order::Changed,
+    ))
 }
 
 #[cfg(test)]

@@ -24,10 +24,17 @@ impl Pipeline {
         if self.reassociate {
             return Ok(());
         }
-        for c in candidates.iter_mut() {
-            if c.stats.is_some() && c.why.is_empty() && !c.exact && c.speedup > 1.0 {
-                c.same_order = bench.same_order(&c.recipe)?;
-            }
+        let asked: Vec<usize> = (0..candidates.len())
+            .filter(|&i| {
+                let c = &candidates[i];
+                c.stats.is_some() && c.why.is_empty() && !c.exact && c.speedup > 1.0
+            })
+            .collect();
+        let recipes: Vec<&ir::transform::Recipe> =
+            asked.iter().map(|&i| &candidates[i].recipe).collect();
+        let answers = bench.same_order(&recipes)?;
+        for (i, same) in asked.into_iter().zip(answers) {
+            candidates[i].same_order = same;
         }
         Ok(())
     }
