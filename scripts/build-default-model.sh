@@ -3,7 +3,9 @@
 # machine: schedule search over the core suite (MEDIUM sizes), the loop-order variants
 # of the core programs and two seeded synthetic suites, sampled transfer rows (each
 # entry's own recipe, its nearest others' and a seeded draw, measured on its data), then
-# model training (anchored at raw-feature distance) and embedding of every entry.
+# model training (its contrastive term anchored on the written programs' nests; set
+# ANCHOR=A to also hold the raw-feature distance, `--anchor A`) and embedding of every
+# entry.
 # The defaults are those the shipped 501-entry database was built with; on a 2-core
 # machine the searches take a few hours without cached records. Resumable (search
 # records are reused, the database is extended, complete transfer rows are kept).
@@ -19,7 +21,7 @@ SAMPLE="${SAMPLE:-10}"
 VARIANTS="${VARIANTS:-1}"
 SEED="${SEED:-1}"
 EPOCHS="${EPOCHS:-40}"
-ANCHOR="${ANCHOR:-0.1}"
+ANCHOR="${ANCHOR:-}"
 out=models/default
 cache="${TUNE_CACHE:-target/default-model-cache}"
 mkdir -p "$out"
@@ -56,6 +58,6 @@ for s in "${suites[@]}"; do
   $tune db transfer --db "$out/tune.db" --suite "$s" --sample "$SAMPLE"
 done
 $tune model train --db "$out/tune.db" -o "$out/model" --seed "$SEED" --epochs "$EPOCHS" \
-  --anchor "$ANCHOR"
+  ${ANCHOR:+--anchor "$ANCHOR"}
 $tune db embed --db "$out/tune.db" --model "$out/model"
 $tune db list --db "$out/tune.db" | tail -1

@@ -58,6 +58,21 @@ pub fn origin(program: &str) -> &str {
     program.split('@').next().unwrap_or(program)
 }
 
+/// Whether `program` is named as `tune db synth` names the programs it generates,
+/// `<family>-s<seed>-<index, 4 digits>-<tag>` (`datasets::synth`), rather than a
+/// program someone wrote (a suite's program or a loop-order variant of one).
+pub fn is_generated(program: &str) -> bool {
+    let parts: Vec<&str> = program.split('-').collect();
+    let digits = |x: &str| !x.is_empty() && x.bytes().all(|c| c.is_ascii_digit());
+    (1..parts.len().saturating_sub(2)).any(|i| {
+        parts[i].len() > 1
+            && parts[i].starts_with('s')
+            && digits(&parts[i][1..])
+            && parts[i + 1].len() == 4
+            && digits(parts[i + 1])
+    })
+}
+
 impl Entry {
     /// The program this entry's program is a variant of ([`origin`]).
     pub fn origin(&self) -> &str {
@@ -354,6 +369,28 @@ pub struct MergeStats {
 mod tests {
     use super::*;
     use crate::features::*;
+
+    #[test]
+    fn generated_programs_are_told_from_written_ones_by_name() {
+        for g in [
+            "matmul-s1-0072-ikj-ab",
+            "stencil-s12-0035-3d13-star2-copyback-weighted-swapped",
+            "copy-s2-0004-ji",
+        ] {
+            assert!(is_generated(g), "{g}");
+        }
+        for w in [
+            "gemm",
+            "floyd-warshall",
+            "heat-3d@nest1-b0-201",
+            "jacobi-2d",
+            "colnorm-s1-0001",
+            "s1-0001-x",
+            "a-s-0001-x",
+        ] {
+            assert!(!is_generated(w), "{w}");
+        }
+    }
 
     #[test]
     fn a_variant_names_its_origin() {

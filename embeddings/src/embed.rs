@@ -136,6 +136,30 @@ pub fn contrastive_pairs(entries: &[&Entry]) -> Vec<Vec<(usize, usize)>> {
         .collect()
 }
 
+/// Keeps only the contrastive pairs anchored at nests of written programs (not
+/// [`is_generated`](crate::db::is_generated)), where any written nest has pairs. The
+/// queries retrieval serves are written programs; a database grown with `tune db synth`
+/// holds several times more generated nests, many of them near copies of each other,
+/// and pairs anchored there teach the model to tell generated nests apart rather than
+/// to place a written nest among them. Generated nests stay in the pairs as the near and
+/// far entries of written ones, and every entry stays an example of the prediction
+/// term. Measured in `FEATURES.md` ("Anchored on written programs").
+pub fn anchor_on_written(entries: &[&Entry], pairs: &mut [Vec<(usize, usize)>]) {
+    let written = |e: &Entry| !crate::db::is_generated(&e.program);
+    if !entries
+        .iter()
+        .zip(pairs.iter())
+        .any(|(e, p)| written(e) && !p.is_empty())
+    {
+        return;
+    }
+    for (e, p) in entries.iter().zip(pairs.iter_mut()) {
+        if !written(e) {
+            p.clear();
+        }
+    }
+}
+
 /// Credit of a speedup `s` on a nest whose best is `best`: 1 at ≥ [`NEAR_SHARE`] of it,
 /// 0 under [`FAR_SHARE`], linear between.
 pub fn credit(s: f64, best: f64) -> f64 {
@@ -169,8 +193,9 @@ pub fn views(f: &NestFeatures) -> &'static [View] {
 /// contributes one example per [`views`]: with and without its performance features,
 /// so the same model serves static-only retrieval, and without its hardware counters
 /// where it has them (masks both ways). Entries with transfer measurements also give
-/// the contrastive term its pairs ([`contrastive_pairs`]; each view is paired with the
-/// same view of the other entry, or with its full view where it has no such view).
+/// the contrastive term its pairs ([`contrastive_pairs`], anchored on written programs:
+/// [`anchor_on_written`]; each view is paired with the same view of the other entry, or
+/// with its full view where it has no such view).
 pub fn train(
     entries: &[&Entry],
     config: &ModelConfig,
@@ -185,7 +210,8 @@ pub fn train(
     let normalizer = Normalizer::fit(&feats);
     let raw: Vec<Vec<f32>> = entries.iter().map(|e| targets(e)).collect();
     let tnorm = Column::fit_rows(&raw, TARGET_DIM);
-    let pairs = contrastive_pairs(entries);
+    let mut pairs = contrastive_pairs(entries);
+    anchor_on_written(entries, &mut pairs);
     let normal: Vec<NestFeatures> = entries
         .iter()
         .map(|e| normalizer.apply(&e.features))
@@ -410,5 +436,26 @@ mod tests {
         // recipe falls below 75% of it.
         let all: Vec<&Entry> = e.iter().collect();
         assert_eq!(contrastive_pairs(&all)[0], vec![(4, 1), (4, 2), (4, 3)]);
+    }
+
+    #[test]
+    fn contrastive_pairs_are_anchored_on_written_programs_where_there_are_any() {
+        let names = [
+            "gemm",
+            "matmul-s1-0072-ikj-ab",
+            "gemm@nest0-b0-10",
+            "copy-s2-0004-ji",
+        ];
+        let e: Vec<Entry> = names.iter().map(|p| entry(p, "{}")).collect();
+        let all: Vec<&Entry> = e.iter().collect();
+        let full = vec![vec![(1, 3)], vec![(0, 3)], vec![(1, 3)], vec![(0, 1)]];
+        let mut pairs = full.clone();
+        anchor_on_written(&all, &mut pairs);
+        assert_eq!(pairs, vec![vec![(1, 3)], vec![], vec![(1, 3)], vec![]]);
+        // Generated nests alone keep their pairs: there is nothing else to anchor on.
+        let mut only_generated = vec![vec![], full[1].clone(), vec![], full[3].clone()];
+        anchor_on_written(&all, &mut only_generated);
+        assert_eq!(only_generated[1], vec![(0, 3)]);
+        assert_eq!(only_generated[3], vec![(0, 1)]);
     }
 }

@@ -53,6 +53,35 @@ fn generated_programs_parse_verify_and_have_nests() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Training anchors its contrastive term on written programs
+/// (`embeddings::embed::anchor_on_written`), telling them from generated ones by name:
+/// every generated name must read as generated, and no program of the shipped suite.
+#[test]
+fn generated_names_read_as_generated_and_the_suites_do_not() {
+    for p in generate(&SynthOptions {
+        seed: SEED,
+        count: COUNT,
+        ..Default::default()
+    }) {
+        assert!(embeddings::db::is_generated(&p.name), "{}", p.name);
+    }
+    let root = tune_e2e::workspace();
+    let shipped = Suite::load(&root.join("datasets/suite.json")).unwrap();
+    let mut written: Vec<String> = shipped.programs.iter().map(|p| p.name.clone()).collect();
+    for dir in ["polybench-style", "user-style"] {
+        for f in std::fs::read_dir(root.join("tests/fixtures").join(dir)).unwrap() {
+            let path = f.unwrap().path();
+            if path.extension().is_some_and(|x| x == "c") {
+                written.push(path.file_stem().unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    assert!(written.len() > 30, "{written:?}");
+    for w in &written {
+        assert!(!embeddings::db::is_generated(w), "{w}");
+    }
+}
+
 /// Every program at MINI, through `tune run`, prints what it prints when compiled
 /// directly (both with `-ffp-contract=off`, see `datasets_match.rs`).
 #[test]
