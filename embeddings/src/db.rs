@@ -65,9 +65,7 @@ pub fn is_generated(program: &str) -> bool {
     let parts: Vec<&str> = program.split('-').collect();
     let digits = |x: &str| !x.is_empty() && x.bytes().all(|c| c.is_ascii_digit());
     (1..parts.len().saturating_sub(2)).any(|i| {
-        parts[i].len() > 1
-            && parts[i].starts_with('s')
-            && digits(&parts[i][1..])
+        parts[i].strip_prefix('s').is_some_and(digits)
             && parts[i + 1].len() == 4
             && digits(parts[i + 1])
     })

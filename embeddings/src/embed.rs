@@ -145,16 +145,19 @@ pub fn contrastive_pairs(entries: &[&Entry]) -> Vec<Vec<(usize, usize)>> {
 /// far entries of written ones, and every entry stays an example of the prediction
 /// term. Measured in `FEATURES.md` ("Anchored on written programs").
 pub fn anchor_on_written(entries: &[&Entry], pairs: &mut [Vec<(usize, usize)>]) {
-    let written = |e: &Entry| !crate::db::is_generated(&e.program);
-    if !entries
+    let written: Vec<bool> = entries
+        .iter()
+        .map(|e| !crate::db::is_generated(&e.program))
+        .collect();
+    if !written
         .iter()
         .zip(pairs.iter())
-        .any(|(e, p)| written(e) && !p.is_empty())
+        .any(|(&w, p)| w && !p.is_empty())
     {
         return;
     }
-    for (e, p) in entries.iter().zip(pairs.iter_mut()) {
-        if !written(e) {
+    for (&w, p) in written.iter().zip(pairs.iter_mut()) {
+        if !w {
             p.clear();
         }
     }
