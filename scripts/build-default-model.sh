@@ -12,6 +12,14 @@
 #
 #   scripts/build-default-model.sh            # everything
 #   SYNTH=0 SYNTH2=0 VARIANTS=0 scripts/build-default-model.sh   # the core suite only
+#
+# ADD_MACHINE=1 adds this machine's records to the shipped database instead: the core
+# suite searched here into its own database (target/this-machine.db; `--budget 12
+# --time-limit 20` unless BUDGET_HERE and TIME_LIMIT say otherwise), sampled transfer rows
+# among its own entries (a row compares times of one machine), merged into
+# models/default/tune.db (an entry is told apart by machine and vector ISA), then the
+# model trained and every entry embedded again. `tune apply` ranks the entries of the
+# machine's own vector ISA first (`retrieve::rank_by_isa`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUDGET="${BUDGET:-16}"
@@ -31,6 +39,18 @@ source scripts/env.sh
 cargo build --release -p tune-cli --bin tune --features train
 tune=./target/release/tune
 export TUNE_CACHE="$cache"
+if [ "${ADD_MACHINE:-0}" = 1 ]; then
+  here=target/this-machine.db
+  $tune db build --preset MEDIUM --budget "${BUDGET_HERE:-12}" --time-limit "${TIME_LIMIT:-20}" \
+    --seed "$SEED" -o "$here"
+  $tune db transfer --db "$here" --sample "$SAMPLE"
+  $tune db merge --db "$out/tune.db" "$here"
+  $tune model train --db "$out/tune.db" -o "$out/model" --seed "$SEED" --epochs "$EPOCHS" \
+    ${ANCHOR:+--anchor "$ANCHOR"}
+  $tune db embed --db "$out/tune.db" --model "$out/model"
+  $tune db list --db "$out/tune.db" | tail -1
+  exit 0
+fi
 $tune db build --preset MEDIUM --budget "$BUDGET" --time-limit 40 --seed "$SEED" \
   -o "$out/tune.db"
 suites=()

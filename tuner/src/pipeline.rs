@@ -654,14 +654,19 @@ impl Pipeline {
         })?;
         let flops = counts.map(|c| (c.flops, c.bytes_compulsory));
         let visited = clock.add_to(&mut time.embedding_s, || {
-            let ranked = ranker.rank(ctx.db, Query::Nest(&features), &|e| e.best().is_some())?;
             // Entries measured with this machine's vector registers first (re-fitting
             // sizes register and vector tiles for this machine either way).
             let isa = embeddings::db::vector_isa(
                 ctx.machine
                     .map_or(crate::sizing::Cpu::host().flags, |m| &m.flags),
             );
-            let ranked = crate::retrieve::prefer_isa(ctx.db, ranked, isa);
+            let ranked = crate::retrieve::rank_by_isa(
+                ranker,
+                ctx.db,
+                Query::Nest(&features),
+                &|e| e.best().is_some(),
+                isa,
+            )?;
             Ok::<_, Error>(walk(
                 ctx.db,
                 ranked,

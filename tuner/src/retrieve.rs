@@ -6,7 +6,8 @@
 //! nothing or to one already picked would spend a measurement slot on nothing new;
 //! such entries are passed over and the walk goes on to the next entry.
 
-use embeddings::db::Database;
+use crate::ranker::{Query, Ranker};
+use embeddings::db::{Database, Entry};
 use ir::canonical::{refit, RoleRecipe};
 use ir::transform::Recipe;
 use ir::Program;
@@ -46,16 +47,32 @@ impl Visited {
     }
 }
 
-/// `order` with the entries measured on a machine of another vector ISA than `isa`
-/// moved after the others (each part in its order): a recipe found with other vector
-/// registers is tried only where none of this machine's kind is near. Entries whose ISA
-/// is not known count as this machine's.
-pub fn prefer_isa(db: &Database, order: Vec<(usize, f32)>, isa: &str) -> Vec<(usize, f32)> {
-    let (mut first, rest): (Vec<_>, Vec<_>) = order
-        .into_iter()
-        .partition(|&(i, _)| db.entries[i].isa_matches(isa));
-    first.extend(rest);
-    first
+/// The entries `usable` accepts in `ranker`'s order, those measured with the vector
+/// ISA `isa` first: the ranker orders this machine's kind of entries among themselves,
+/// then the others among themselves, so a recipe found with other vector registers is
+/// tried only where none of this machine's kind is left. Each group is one call of the
+/// ranker, so a voting ranker's voters and the recipes they credit come from the group
+/// (a transfer row was measured on its entry's machine). Entries whose ISA is not known
+/// count as this machine's; a database of one kind is one call, as without the split.
+pub fn rank_by_isa(
+    ranker: &mut dyn Ranker,
+    db: &Database,
+    query: Query,
+    usable: &(dyn Fn(&Entry) -> bool + Sync),
+    isa: &str,
+) -> crate::Result<Vec<(usize, f32)>> {
+    let ours = |e: &Entry| usable(e) && e.isa_matches(isa);
+    let theirs = |e: &Entry| usable(e) && !e.isa_matches(isa);
+    if !db.entries.iter().any(&theirs) {
+        return ranker.rank(db, query, usable);
+    }
+    let mut order = if db.entries.iter().any(&ours) {
+        ranker.rank(db, query, &ours)?
+    } else {
+        Vec::new()
+    };
+    order.extend(ranker.rank(db, query, &theirs)?);
+    Ok(order)
 }
 
 /// Walks `order` (database index, distance) until `k` entries are picked or the order
@@ -113,8 +130,31 @@ mod tests {
     use super::*;
     use std::path::Path;
 
+    /// Ranks the usable entries by index, last first, and records each call's entries.
+    struct Backwards(Vec<Vec<usize>>);
+
+    impl Ranker for Backwards {
+        fn kind(&self) -> crate::ranker::RankerKind {
+            crate::ranker::RankerKind::Random
+        }
+
+        fn rank(
+            &mut self,
+            db: &Database,
+            _: Query,
+            usable: &(dyn Fn(&Entry) -> bool + Sync),
+        ) -> crate::Result<Vec<(usize, f32)>> {
+            let got: Vec<usize> = (0..db.entries.len())
+                .rev()
+                .filter(|&i| usable(&db.entries[i]))
+                .collect();
+            self.0.push(got.clone());
+            Ok(got.into_iter().map(|i| (i, 0.0)).collect())
+        }
+    }
+
     #[test]
-    fn entries_of_another_vector_isa_come_after_the_others() {
+    fn entries_of_another_vector_isa_are_ranked_after_the_others_and_apart_from_them() {
         let mut db = Database::default();
         for (k, isa) in ["avx2", "avx512", "", "avx2", "sse"].iter().enumerate() {
             db.entries.push(crate::workflows::test_entry::entry(
@@ -124,17 +164,38 @@ mod tests {
             ));
             db.entries[k].isa = isa.to_string();
         }
-        let order: Vec<(usize, f32)> = (0..5).map(|i| (i, i as f32)).collect();
-        let got: Vec<usize> = prefer_isa(&db, order.clone(), "avx512")
-            .into_iter()
-            .map(|x| x.0)
-            .collect();
-        assert_eq!(got, [1, 2, 0, 3, 4]);
-        let got: Vec<usize> = prefer_isa(&db, order, "avx2")
-            .into_iter()
-            .map(|x| x.0)
-            .collect();
-        assert_eq!(got, [0, 2, 3, 1, 4]);
+        let ranked = |db: &Database, isa: &str, usable: &(dyn Fn(&Entry) -> bool + Sync)| {
+            let mut r = Backwards(Vec::new());
+            let got: Vec<usize> = rank_by_isa(&mut r, db, Query::Entry(0), usable, isa)
+                .unwrap()
+                .into_iter()
+                .map(|x| x.0)
+                .collect();
+            (got, r.0)
+        };
+        // Each group is ranked by a call of its own: the unknown ISA (entry 2) counts
+        // as this machine's.
+        let (got, calls) = ranked(&db, "avx512", &|_| true);
+        assert_eq!(got, [2, 1, 4, 3, 0]);
+        assert_eq!(calls, [vec![2, 1], vec![4, 3, 0]]);
+        let (got, calls) = ranked(&db, "avx2", &|e| e.program != "p3");
+        assert_eq!(got, [2, 0, 4, 1]);
+        assert_eq!(calls, [vec![2, 0], vec![4, 1]]);
+        // No entry of this machine's kind: the others, in one call.
+        let (got, calls) = ranked(&db, "neon", &|e| e.program != "p2");
+        assert_eq!(got, [4, 3, 1, 0]);
+        assert_eq!(calls.len(), 1);
+        // One kind in the database, or a machine whose ISA is not known: one call over
+        // every usable entry, as a ranker alone would give.
+        let (got, calls) = ranked(&db, "", &|_| true);
+        assert_eq!(got, [4, 3, 2, 1, 0]);
+        assert_eq!(calls.len(), 1);
+        for e in &mut db.entries {
+            e.isa = "avx2".into();
+        }
+        let (got, calls) = ranked(&db, "avx2", &|_| true);
+        assert_eq!(got, [4, 3, 2, 1, 0]);
+        assert_eq!(calls.len(), 1);
         assert_eq!(
             embeddings::db::vector_isa(&["avx2".into(), "avx512f".into()]),
             "avx512"

@@ -13,7 +13,7 @@ use crate::nest_bench::{Measuring, NestBench};
 use crate::ranker::{
     EmbeddingRanker, Query, RandomRanker, Ranker, RankerKind, RawFeatureRanker, VoteRanker,
 };
-use crate::retrieve::walk;
+use crate::retrieve::{rank_by_isa, walk};
 use crate::{Error, Result};
 use embeddings::db::{Database, Entry};
 use embeddings::embed::Embedder;
@@ -111,10 +111,10 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<EvalReport> {
     let mut measured = 0;
     // One random order generator for the whole evaluation.
     let mut random = RandomRanker::new(cfg.seed, Vec::new());
+    // As `tune apply` ranks: entries measured with this machine's vector ISA first.
+    let isa = embeddings::db::vector_isa(crate::sizing::Cpu::host().flags);
     for p in cfg.suite.programs(&suite) {
-        let held: Vec<usize> = (0..db.entries.len())
-            .filter(|&i| db.entries[i].program == p.name)
-            .collect();
+        let held = held_entries(&db, &p.name, isa);
         if held.is_empty() {
             continue;
         }
@@ -142,7 +142,7 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<EvalReport> {
                 &mut embedding_votes,
                 &mut raw_votes,
             ];
-            let row = held_out(&db, &bench, me, rankers, cfg.k)?;
+            let row = held_out(&db, &bench, me, rankers, cfg.k, isa)?;
             measured += row.1;
             let row = row.0;
             events(Event::Done { line: &row.line() });
@@ -270,14 +270,34 @@ impl EvalReport {
     }
 }
 
+/// The entries of `program` to hold out, one per nest: where machines of several kinds
+/// searched a nest, the entry of the vector ISA `isa` (the features a query on this
+/// machine would have), else the first.
+fn held_entries(db: &Database, program: &str, isa: &str) -> Vec<usize> {
+    let mut held: Vec<usize> = Vec::new();
+    for (i, e) in db.entries.iter().enumerate() {
+        if e.program != program {
+            continue;
+        }
+        match held.iter_mut().find(|h| db.entries[**h].nest == e.nest) {
+            Some(h) if !db.entries[*h].isa_matches(isa) && e.isa_matches(isa) => *h = i,
+            Some(_) => {}
+            None => held.push(i),
+        }
+    }
+    held
+}
+
 /// One held-out entry `me`: each ranker's first K distinct re-fitted recipes of the
-/// other programs' entries, measured; and how many variants that measured.
+/// other programs' entries (ranked as [`rank_by_isa`] does for `isa`), measured; and how
+/// many variants that measured.
 fn held_out(
     db: &Database,
     bench: &NestBench,
     me: usize,
     rankers: [&mut dyn Ranker; 5],
     k: usize,
+    isa: &str,
 ) -> Result<(EvalRow, usize)> {
     let e = &db.entries[me];
     let (program, nest) = (bench.program, bench.nest);
@@ -285,7 +305,7 @@ fn held_out(
     let usable = |x: &Entry| x.origin() != e.origin() && x.best().is_some();
     let mut methods = BTreeMap::new();
     for ranker in rankers {
-        let order = ranker.rank(db, Query::Entry(me), &usable)?;
+        let order = rank_by_isa(ranker, db, Query::Entry(me), &usable, isa)?;
         let picks: Vec<_> = walk(db, order, k, program, nest.region, nest.root)
             .into_iter()
             .filter(|v| v.is_pick())
@@ -310,11 +330,16 @@ fn held_out(
             },
         );
     }
-    // The best known: the nest's own best recipe from its search, measured now
-    // against the same baseline as the transferred ones (the speedup the database
-    // records was measured in another session, against a baseline of its own), or
-    // anything a ranker found that is faster.
-    let own: Vec<_> = walk(db, [(me, 0.0)], 1, program, nest.region, nest.root)
+    // The best known: the nest's own best recipes from its searches (one per machine
+    // that searched it), measured now against the same baseline as the transferred
+    // ones (the speedup the database records was measured in another session, against
+    // a baseline of its own), or anything a ranker found that is faster.
+    let searched: Vec<(usize, f32)> = (0..db.entries.len())
+        .filter(|&i| db.entries[i].program == e.program && db.entries[i].nest == e.nest)
+        .map(|i| (i, 0.0))
+        .collect();
+    let n = searched.len();
+    let own: Vec<_> = walk(db, searched, n, program, nest.region, nest.root)
         .into_iter()
         .filter(|v| v.is_pick())
         .map(|v| v.recipe)
@@ -390,6 +415,30 @@ mod tests {
             recorded: 2.0,
             methods: [(RankerKind::RawFeatures, pick)].into_iter().collect(),
         }
+    }
+
+    #[test]
+    fn a_nest_searched_on_machines_of_two_kinds_is_held_out_once_as_this_machines() {
+        let mut db = Database::default();
+        // p nest0 searched on an AVX-512 machine, then on an AVX2 one; p nest1 on the
+        // AVX-512 one only; q elsewhere.
+        for (program, nest, isa) in [
+            ("p", "nest0", "avx512"),
+            ("q", "nest0", "avx2"),
+            ("p", "nest1", "avx512"),
+            ("p", "nest0", "avx2"),
+        ] {
+            let mut e = entry(program, 0.0, "r");
+            e.nest = nest.into();
+            e.isa = isa.into();
+            db.entries.push(e);
+        }
+        assert_eq!(held_entries(&db, "p", "avx2"), [3, 2]);
+        assert_eq!(held_entries(&db, "p", "avx512"), [0, 2]);
+        // No entry of this machine's kind: the first.
+        assert_eq!(held_entries(&db, "p", "sse"), [0, 2]);
+        assert_eq!(held_entries(&db, "q", "avx512"), [1]);
+        assert!(held_entries(&db, "r", "avx2").is_empty());
     }
 
     #[test]
