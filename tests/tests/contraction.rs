@@ -20,7 +20,7 @@ fn a_register_tile_that_only_contracts_otherwise_is_kept_and_computes_the_same_b
         &strings(&[
             "apply",
             "correlation.c",
-            "-DSMALL_DATASET",
+            "-DMEDIUM_DATASET",
             "-lm",
             "--top-k",
             "1",
@@ -57,7 +57,7 @@ fn a_register_tile_that_only_contracts_otherwise_is_kept_and_computes_the_same_b
     assert_eq!(check["same_output"], true, "{check}");
     // Both built without contraction: every output bit for bit (standard error prints
     // each array's FNV-1a hash), and the same printed sums.
-    let flags = ["-DSMALL_DATASET", "-ffp-contract=off", "-fopenmp"];
+    let flags = ["-DMEDIUM_DATASET", "-ffp-contract=off", "-fopenmp"];
     let want = cc_run(&strings(&["correlation.c", "-lm"]), &flags, d);
     let got = cc_run(&strings(&["correlation.tuned.c", "-lm"]), &flags, d);
     assert_eq!((want.code, got.code), (0, 0));
