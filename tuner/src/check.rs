@@ -437,12 +437,16 @@ mod tests {
 
     #[test]
     fn a_short_program_tuned_to_start_a_team_runs_every_round_of_its_check() {
-        // A gain of 40 times: the quick look after two rounds settles it (the outputs
-        // differ, so one round does not), unless the tuned file starts a team in a short
-        // program; then all fifteen rounds run and Mann-Whitney decides.
+        // A gain of 40 times: a quick look settles it, after two rounds or, where a
+        // shared host's noise widens the first two, after three (the outputs differ, so
+        // one round does not), unless the tuned file starts a team in a short program;
+        // then all fifteen rounds run and Mann-Whitney decides.
         let (was, now) = (timed_program(400, 0), timed_program(10, 0));
         let quick = check_of(&was, &now, false);
-        assert_eq!((quick.runs, quick.quick_look), (2, Some(2)), "{quick:?}");
+        assert!(
+            matches!((quick.runs, quick.quick_look), (2, Some(2)) | (3, Some(3))),
+            "{quick:?}"
+        );
         let full = check_of(&was, &now, true);
         assert_eq!(full.runs, SHORT_ROUNDS, "{full:?}");
         assert_eq!(full.quick_look, None);
