@@ -39,16 +39,20 @@ source scripts/env.sh
 cargo build --release -p tune-cli --bin tune --features train
 tune=./target/release/tune
 export TUNE_CACHE="$cache"
+# The model trained on the database, every entry embedded by it, the entry count.
+train_and_embed() {
+  $tune model train --db "$out/tune.db" -o "$out/model" --seed "$SEED" --epochs "$EPOCHS" \
+    ${ANCHOR:+--anchor "$ANCHOR"}
+  $tune db embed --db "$out/tune.db" --model "$out/model"
+  $tune db list --db "$out/tune.db" | tail -1
+}
 if [ "${ADD_MACHINE:-0}" = 1 ]; then
   here=target/this-machine.db
   $tune db build --preset MEDIUM --budget "${BUDGET_HERE:-12}" --time-limit "${TIME_LIMIT:-20}" \
     --seed "$SEED" -o "$here"
   $tune db transfer --db "$here" --sample "$SAMPLE"
   $tune db merge --db "$out/tune.db" "$here"
-  $tune model train --db "$out/tune.db" -o "$out/model" --seed "$SEED" --epochs "$EPOCHS" \
-    ${ANCHOR:+--anchor "$ANCHOR"}
-  $tune db embed --db "$out/tune.db" --model "$out/model"
-  $tune db list --db "$out/tune.db" | tail -1
+  train_and_embed
   exit 0
 fi
 $tune db build --preset MEDIUM --budget "$BUDGET" --time-limit 40 --seed "$SEED" \
@@ -77,7 +81,4 @@ $tune db transfer --db "$out/tune.db" --sample "$SAMPLE"
 for s in "${suites[@]}"; do
   $tune db transfer --db "$out/tune.db" --suite "$s" --sample "$SAMPLE"
 done
-$tune model train --db "$out/tune.db" -o "$out/model" --seed "$SEED" --epochs "$EPOCHS" \
-  ${ANCHOR:+--anchor "$ANCHOR"}
-$tune db embed --db "$out/tune.db" --model "$out/model"
-$tune db list --db "$out/tune.db" | tail -1
+train_and_embed
