@@ -525,11 +525,13 @@ pub fn nest_function_with(
             }
         }
     }
+    let access = crate::flat::user_access(program, false);
     let popts = PrintOptions {
         declare_loop_vars: !user_directives,
         loop_prefix: &omp,
         annotate: false,
         c89: program.c89,
+        access: &access,
     };
     // Arrays as the program spells them: the user's directives name them so.
     let mut body = vec![Node::Loop(root.clone())];

@@ -399,8 +399,10 @@ fn nodes_code(program: &Program, mut body: Vec<crate::program::Node>, indent: &s
         }
     });
     let mut raw = String::new();
+    let access = crate::flat::user_access(program, true);
     let opts = PrintOptions {
         c89,
+        access: &access,
         ..PrintOptions::default()
     };
     print::body(&body, &opts, 0, &mut raw);

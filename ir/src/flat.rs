@@ -1203,18 +1203,76 @@ fn shape(
 }
 
 /// `body` with every access of a flat array of `program` back to one subscript
-/// (`a[i][j]` of `double *a` read as `a[D0][n]` prints `a[i * n + j]`).
+/// (`a[i][j]` of `double *a` read as `a[D0][n]` prints `a[i * n + j]`). A band that a
+/// register tile prints is left as it is (see [`user_access`]).
 pub fn linearize(program: &Program, body: &mut [Node]) {
-    let flat: BTreeMap<&str, &[Expr]> = program
+    let flat = flat_dims(program);
+    if flat.is_empty() {
+        return;
+    }
+    rewrite_outside_register_tiles(body, &mut |e| linear(e, &flat));
+}
+
+fn flat_dims(program: &Program) -> BTreeMap<&str, &[Expr]> {
+    program
         .arrays
         .iter()
         .filter(|a| a.flat)
         .map(|a| (a.name.as_str(), &a.dims[..]))
-        .collect();
-    if flat.is_empty() {
-        return;
+        .collect()
+}
+
+/// Every expression of `body` rewritten by `f` (see
+/// [`crate::transform::rewrite::rewrite`]), except in the bands that register tiles
+/// print: a register tile reads its band's shape from the rows and the program's
+/// names when it is printed, then prints each access through
+/// [`crate::print::PrintOptions::access`].
+fn rewrite_outside_register_tiles(body: &mut [Node], f: &mut dyn FnMut(&Expr) -> Option<Expr>) {
+    use crate::transform::rewrite::rewrite;
+    for n in body {
+        match n {
+            Node::Loop(l)
+                if l.directives
+                    .iter()
+                    .any(|d| matches!(d, crate::program::Directive::RegisterTile(_))) => {}
+            Node::Loop(l) => {
+                rewrite(&mut l.init, f);
+                rewrite(&mut l.bound, f);
+                rewrite_outside_register_tiles(&mut l.body, f);
+            }
+            Node::If(i) => {
+                rewrite(&mut i.cond, f);
+                rewrite_outside_register_tiles(&mut i.then_body, f);
+                rewrite_outside_register_tiles(&mut i.else_body, f);
+            }
+            Node::Block(b) => rewrite_outside_register_tiles(b, f),
+            Node::Assign(_) | Node::Decl(_) | Node::Opaque(_) => {
+                crate::transform::rewrite::rewrite_nodes(std::slice::from_mut(n), f)
+            }
+        }
     }
-    crate::transform::rewrite::rewrite_nodes(body, &mut |e| linear(e, &flat));
+}
+
+/// An access of `program` as code that stands in the user's function spells it (with
+/// `linear`, a flat array's with one subscript, as [`linearize`] does; an array with
+/// another name in the program by that name, as [`source_names`] does); None for any
+/// other expression. For [`crate::print::PrintOptions::access`], where both leave a
+/// register tile's band as the analysis reads it.
+pub fn user_access(program: &Program, linear: bool) -> impl Fn(&Expr) -> Option<Expr> + '_ {
+    let flat = if linear {
+        flat_dims(program)
+    } else {
+        BTreeMap::new()
+    };
+    move |e| {
+        let Expr::Access { .. } = e else {
+            return None;
+        };
+        let e = self::linear(e, &flat).unwrap_or_else(|| e.clone());
+        renamed(&e, &|a| {
+            Some(program.c_name(a).to_string()).filter(|c| c != a)
+        })
+    }
 }
 
 /// `body` with every array that has another name in the program spelled as the
@@ -1225,11 +1283,15 @@ pub fn source_names(program: &Program, body: &mut [Node]) {
         return;
     }
     let to = |a: &str| Some(program.c_name(a).to_string()).filter(|c| c != a);
-    rename_arrays(body, &to);
+    rewrite_outside_register_tiles(body, &mut |e| renamed(e, &to));
     fn decls(body: &mut [Node], program: &Program) {
         for n in body {
             match n {
                 Node::Decl(d) => d.name = program.c_name(&d.name).to_string(),
+                Node::Loop(l)
+                    if l.directives
+                        .iter()
+                        .any(|d| matches!(d, crate::program::Directive::RegisterTile(_))) => {}
                 Node::Loop(l) => decls(&mut l.body, program),
                 Node::Block(b) => decls(b, program),
                 Node::If(i) => {

@@ -16,6 +16,13 @@ pub struct PrintOptions<'a> {
     /// C89: a loop that declares its variable is printed in a block of its own that
     /// declares it first (`{ int j; for (j = 0; ...) ... }`), never `for (int j ...`.
     pub c89: bool,
+    /// An access as the printed code spells it, where that differs from the program's
+    /// ([`crate::flat::user_access`]: a pointer read as an array, indexed with one
+    /// subscript; an array by the name the user's function gives it). For a band that
+    /// a step prints itself and that [`crate::flat::linearize`] and
+    /// [`crate::flat::source_names`] leave as the analysis reads it: a register tile
+    /// reads its band's shape from the rows, then prints each access through this.
+    pub access: &'a dyn Fn(&Expr) -> Option<Expr>,
 }
 
 impl Default for PrintOptions<'_> {
@@ -25,6 +32,7 @@ impl Default for PrintOptions<'_> {
             loop_prefix: &|_| None,
             annotate: false,
             c89: false,
+            access: &|_| None,
         }
     }
 }

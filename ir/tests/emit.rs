@@ -889,3 +889,77 @@ fn a_changed_nest_in_the_users_parallel_block_is_timed_inside_it() {
         assert_eq!(t.matches("enter();").count(), 1, "{t}");
     }
 }
+
+#[test]
+fn a_register_tile_over_malloced_rows_is_printed_with_the_users_one_subscript() {
+    // A product into `c[i * n + j]` (a pointer read as rows of n): the register tile's
+    // kernel reads the band's shape from the rows, and the tuned file indexes the
+    // pointers with one subscript, as the user wrote them. With a team and without,
+    // the tuned file prints what the original prints.
+    let text = r#"#include <stdio.h>
+#include <stdlib.h>
+
+static void product(int n, const double *a, const double *b, double *c)
+{
+  int i, j, k;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++) {
+      c[i * n + j] = 0.0;
+      for (k = 0; k < n; k++)
+        c[i * n + j] += a[i * n + k] * b[k * n + j];
+    }
+}
+
+int main(void)
+{
+  int n = 45, k;
+  double *a = malloc(sizeof(double) * n * n), *b = malloc(sizeof(double) * n * n);
+  double *c = malloc(sizeof(double) * n * n);
+  double s = 0;
+  for (k = 0; k < n * n; k++) {
+    a[k] = (k % 7) * 0.5;
+    b[k] = (k % 5) * 0.25;
+  }
+  product(n, a, b, c);
+  for (k = 0; k < n * n; k++)
+    s += c[k] * (k % 3 + 1);
+  printf("%.17g\n", s);
+  free(a);
+  free(b);
+  free(c);
+  return 0;
+}
+"#;
+    let dir = std::env::temp_dir().join(format!("tune-flat-rt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let parsed = load_text("product.c", text, ir::FrontendOptions::default());
+    let program = &parsed.program;
+    assert!(program.array("c").unwrap().flat);
+    for parallel in [false, true] {
+        let out = tuned_text(
+            text,
+            program,
+            Recipe {
+                steps: vec![Step::RegisterTile {
+                    at: 0,
+                    mr: 4,
+                    nr: 8,
+                    mc: 16,
+                    kc: 32,
+                    nc: 64,
+                    parallel,
+                }],
+            },
+        );
+        assert!(out.contains("register tile 4x8 of 'c[i * n + j]'"), "{out}");
+        assert!(!out.contains("]["), "{out}");
+        std::fs::write(dir.join("tuned.c"), &out).unwrap();
+        std::fs::write(dir.join("original.c"), text).unwrap();
+        assert_eq!(
+            build_and_run_with(&dir, "tuned.c", &[]),
+            build_and_run_with(&dir, "original.c", &[]),
+            "{out}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

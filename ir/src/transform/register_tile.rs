@@ -614,8 +614,22 @@ pub(crate) fn print(
     depth: usize,
     out: &mut String,
 ) {
-    let s = shape(l).expect("a register tile's band keeps its shape");
+    let Ok(s) = shape(l) else {
+        // Refused where the step is applied; a band changed since is printed as loops.
+        let mut plain = l.clone();
+        plain
+            .directives
+            .retain(|d| !matches!(d, Directive::RegisterTile(_)));
+        print::node(&Node::Loop(plain), opts, depth, out);
+        return;
+    };
     let t = spec.dtype.c_name();
+    // Accesses as the printed code spells them (see `PrintOptions::access`).
+    let user = |e: &Expr| {
+        let mut e = e.clone();
+        super::rewrite::rewrite(&mut e, &mut |x| (opts.access)(x));
+        print::expr(&e)
+    };
     // Term k's slivers follow term k - 1's: a block apart.
     let terms = s.terms.len();
     // The packed blocks are sized by the extents where those are smaller than the
@@ -630,10 +644,10 @@ pub(crate) fn print(
     };
     let (mr, nr, mc, kc, nc) = (spec.mr, spec.nr, spec.mc, spec.kc, spec.nc);
     let hi = |x: &Loop| match x.cmp {
-        LoopCmp::Le => format!("({}) + 1", print::expr(&x.bound)),
-        _ => print::expr(&x.bound),
+        LoopCmp::Le => format!("({}) + 1", user(&x.bound)),
+        _ => user(&x.bound),
     };
-    let lo = |x: &Loop| print::expr(&x.init);
+    let lo = |x: &Loop| user(&x.init);
     let [lu, lv, lr] = [s.loops[s.u], s.loops[s.v], s.loops[s.r]];
     let (uv, vv, rv) = (&lu.var, &lv.var, &lr.var);
     let mut c = Text {
@@ -642,7 +656,7 @@ pub(crate) fn print(
     };
     c.line(&format!(
         "/* register tile {mr}x{nr} of '{}', blocks {mc}x{kc}x{nc} */",
-        print::expr(s.target)
+        user(s.target)
     ));
     c.open("");
     // The widest vectors the compiler targets, up to a row of the tile: a row is
@@ -792,7 +806,10 @@ pub(crate) fn print(
             inner.declares_var = true;
             crate::program::for_each_loop_mut(&mut inner.body, &mut |y| y.declares_var = true);
         }
-        Node::Loop(inner)
+        let mut part = [Node::Loop(inner)];
+        super::rewrite::rewrite_nodes(&mut part, &mut |x| (opts.access)(x));
+        let [part] = part;
+        part
     };
     // The statements before the band, distributed: each part under its loops (the
     // accumulator's declaration becomes its element of the buffer).
@@ -889,7 +906,7 @@ pub(crate) fn print(
                 format!(
                     "tune_rt_dst[{}0] = {};",
                     at(k, stride),
-                    print::expr(if rows { p } else { q })
+                    user(if rows { p } else { q })
                 )
             })
             .collect::<Vec<_>>()
@@ -989,7 +1006,7 @@ pub(crate) fn print(
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    let w = print::expr(buffer.as_ref().unwrap_or(s.target));
+    let w = user(buffer.as_ref().unwrap_or(s.target));
     // Elements of a triangle's tile outside it, like rows and columns past the edges,
     // start at zero and are never stored; a tile with none inside is skipped.
     let inside = if triangle {

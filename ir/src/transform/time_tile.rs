@@ -591,6 +591,7 @@ pub(crate) fn print(
         loop_prefix: &|_| None,
         annotate: opts.annotate,
         c89: opts.c89,
+        access: opts.access,
     };
     for (k, (node, row, point)) in sweeps.iter().enumerate() {
         c.line(&format!("/* sweep {k} */"));
