@@ -164,7 +164,9 @@ struct ApplyArgs {
     /// The tuned program (default: <name>.tuned.c beside the source).
     #[arg(short = 'o', long = "output", value_name = "OUT.c")]
     output: Option<PathBuf>,
-    /// Nearest database entries whose recipes are tried.
+    /// Nearest database entries whose recipes are tried: K candidates measured per nest
+    /// besides the baseline, the rules' recipes (register tiles, time tiles, loop
+    /// orders) taking up to half of them.
     #[arg(long = "top-k", value_name = "K", default_value_t = 3, value_parser = crate::cmd::positive_count)]
     top_k: usize,
     /// Tuning database (default: models/default/tune.db, or $TUNE_MODELS/tune.db).

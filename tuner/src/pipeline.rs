@@ -53,6 +53,7 @@ use profiling::roofline::Roof;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod budget;
 mod contraction;
 mod dense;
 mod normal;
@@ -703,17 +704,16 @@ impl Pipeline {
             .iter()
             .map(|v| v.is_pick().then(|| v.recipe.clone()))
             .collect();
-        if let Some(root) = root {
-            for (rule, what, recipe) in rule_recipes(program, nest.region, root, ctx.machine) {
-                // A neighbour's register tile, re-fitted, may be this very recipe: it
-                // is measured once, as the neighbour's.
-                if picks.iter().any(|p| p.as_ref() == Some(&recipe)) {
-                    continue;
-                }
-                picks.push(Some(recipe.clone()));
-                candidates.push(dense::rule_candidate(rule, what, recipe));
-            }
-        }
+        let rules = root.map_or_else(Vec::new, |root| {
+            rule_recipes(program, nest.region, root, ctx.machine)
+        });
+        budget::admit(
+            self.k,
+            &mut candidates,
+            &mut picks,
+            rules,
+            &dense::rule_candidate,
+        );
         // The program's own team runs this nest (a function its parallel region calls):
         // a recipe runs it on one thread, since a team of its own would start inside
         // the program's.
@@ -1088,7 +1088,7 @@ fn rule_recipes(
     region: usize,
     root: &ir::Loop,
     machine: Option<&MachineInfo>,
-) -> Vec<(&'static str, String, Recipe)> {
+) -> Vec<budget::RuleRecipe> {
     let dense = dense::register_tile_recipes(program, root, machine)
         .into_iter()
         .map(|(what, r)| ("register-tile rule", what, r));

@@ -3,7 +3,8 @@
 //! products of covariance and correlation) is also tried as a vector register tile
 //! over packed panels (`ir::transform::Step::RegisterTile`), whatever the database
 //! holds, in both sizes of [`crate::sizing::candidates`] for the machine that runs the
-//! tuning.
+//! tuning (the nest's budget, `pipeline/budget.rs`, measures as many of them as its
+//! slots allow).
 //!
 //! A register tile transferred from the database is sized the same way here
 //! ([`fit_to_machine`]): the entry may come from another vector ISA.

@@ -8,7 +8,10 @@
 //! with its parallel steps made serial (`ir::transform::Step::serial`); so is a kept
 //! recipe that starts a team in a nest shorter than [`SHORT_S`] per program run, whose
 //! team the whole-program check may find too costly. One more measured variant at
-//! most, reported as from [`SERIAL`].
+//! most, reported as from [`SERIAL`], where the nest's K candidates left a slot free
+//! (`pipeline/budget.rs`) or the nest is short: a variant beyond K + 1 there costs a
+//! few milliseconds, and without it a short program keeps no recipe whose team's
+//! start the whole-program check finds too costly.
 
 use super::{Baseline, Measured, NestContext, Pipeline};
 use crate::nest_bench::NestBench;
@@ -87,6 +90,13 @@ impl Pipeline {
             stats: base.run.stats,
             first: base.first,
         };
+        // In a slot the nest's K candidates left free (`pipeline/budget.rs`; `measured`
+        // counts the baseline too), or beyond them in a short nest, where a team's
+        // start is what decides and a measurement costs milliseconds.
+        let short = program_time(timing.first, base.calls, timing.stats.median) < SHORT_S;
+        if measured.variants > self.k && !short {
+            return Ok(());
+        }
         let Some((from, recipe)) = seed(candidates, picks, &timing, base.calls) else {
             return Ok(());
         };
