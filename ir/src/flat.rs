@@ -1222,6 +1222,18 @@ fn flat_dims(program: &Program) -> BTreeMap<&str, &[Expr]> {
         .collect()
 }
 
+/// Whether a register tile prints the band at `l`.
+fn register_tiled(l: &crate::program::Loop) -> bool {
+    l.directives
+        .iter()
+        .any(|d| matches!(d, crate::program::Directive::RegisterTile(_)))
+}
+
+/// The name the user's code gives the program's array `a`, where that is another.
+fn source_name(program: &Program, a: &str) -> Option<String> {
+    Some(program.c_name(a).to_string()).filter(|c| c != a)
+}
+
 /// Every expression of `body` rewritten by `f` (see
 /// [`crate::transform::rewrite::rewrite`]), except in the bands that register tiles
 /// print: a register tile reads its band's shape from the rows and the program's
@@ -1231,10 +1243,7 @@ fn rewrite_outside_register_tiles(body: &mut [Node], f: &mut dyn FnMut(&Expr) ->
     use crate::transform::rewrite::rewrite;
     for n in body {
         match n {
-            Node::Loop(l)
-                if l.directives
-                    .iter()
-                    .any(|d| matches!(d, crate::program::Directive::RegisterTile(_))) => {}
+            Node::Loop(l) if register_tiled(l) => {}
             Node::Loop(l) => {
                 rewrite(&mut l.init, f);
                 rewrite(&mut l.bound, f);
@@ -1269,9 +1278,7 @@ pub fn user_access(program: &Program, linear: bool) -> impl Fn(&Expr) -> Option<
             return None;
         };
         let e = self::linear(e, &flat).unwrap_or_else(|| e.clone());
-        renamed(&e, &|a| {
-            Some(program.c_name(a).to_string()).filter(|c| c != a)
-        })
+        renamed(&e, &|a| source_name(program, a))
     }
 }
 
@@ -1282,16 +1289,12 @@ pub fn source_names(program: &Program, body: &mut [Node]) {
     if program.arrays.iter().all(|a| a.source.is_none()) {
         return;
     }
-    let to = |a: &str| Some(program.c_name(a).to_string()).filter(|c| c != a);
-    rewrite_outside_register_tiles(body, &mut |e| renamed(e, &to));
+    rewrite_outside_register_tiles(body, &mut |e| renamed(e, &|a| source_name(program, a)));
     fn decls(body: &mut [Node], program: &Program) {
         for n in body {
             match n {
                 Node::Decl(d) => d.name = program.c_name(&d.name).to_string(),
-                Node::Loop(l)
-                    if l.directives
-                        .iter()
-                        .any(|d| matches!(d, crate::program::Directive::RegisterTile(_))) => {}
+                Node::Loop(l) if register_tiled(l) => {}
                 Node::Loop(l) => decls(&mut l.body, program),
                 Node::Block(b) => decls(b, program),
                 Node::If(i) => {

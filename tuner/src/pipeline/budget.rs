@@ -24,22 +24,20 @@ pub(super) fn rule_share(k: usize) -> usize {
     k.div_ceil(2)
 }
 
-/// `rules`' recipes one of each rule in turn, each rule's in its own order.
+/// `rules`' recipes one of each rule in turn, each rule's in its own order: by the
+/// place of each among its rule's (a stable sort keeps the rules' order at each place).
 fn in_turn(rules: Vec<RuleRecipe>) -> Vec<RuleRecipe> {
-    let mut kinds: Vec<(&'static str, std::collections::VecDeque<RuleRecipe>)> = Vec::new();
-    for r in rules {
-        match kinds.iter_mut().find(|(name, _)| *name == r.0) {
-            Some((_, list)) => list.push_back(r),
-            None => kinds.push((r.0, std::collections::VecDeque::from([r]))),
-        }
-    }
-    let mut out = Vec::new();
-    while kinds.iter().any(|(_, list)| !list.is_empty()) {
-        for (_, list) in kinds.iter_mut() {
-            out.extend(list.pop_front());
-        }
-    }
-    out
+    let mut places: std::collections::HashMap<&'static str, usize> = Default::default();
+    let mut placed: Vec<(usize, RuleRecipe)> = rules
+        .into_iter()
+        .map(|r| {
+            let place = places.entry(r.0).or_default();
+            *place += 1;
+            (*place, r)
+        })
+        .collect();
+    placed.sort_by_key(|(place, _)| *place);
+    placed.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Admits the neighbours' picks (`picks`, one per candidate, in the ranker's order;
@@ -62,8 +60,7 @@ pub(super) fn admit(
     let neighbours = picks.iter().flatten().count();
     let ruled = rules
         .len()
-        .min(rule_share(k).max(k.saturating_sub(neighbours)))
-        .min(k);
+        .min(rule_share(k).max(k.saturating_sub(neighbours)));
     let kept = neighbours.min(k - ruled);
     let mut seen = 0;
     for (c, p) in candidates.iter_mut().zip(picks.iter_mut()) {

@@ -145,12 +145,8 @@ pub(super) fn loop_order_recipes(
             ));
         }
     }
-    // The fullest first, then the interchange alone, then the rest.
-    let last = out.len() - 1;
-    out.swap(0, last);
-    if last == 2 {
-        out.swap(1, 2);
-    }
+    // The fullest (built last) first, then the interchange alone, then the rest.
+    out.rotate_right(1);
     out
 }
 

@@ -30,6 +30,12 @@ pub const SERIAL: &str = "one thread";
 /// first parallel region of a process slowest).
 pub const SHORT_S: f64 = 0.02;
 
+/// Whether the nest timed `base`, run `calls` times a program run, is short
+/// ([`SHORT_S`]).
+fn is_short(base: &Timing, calls: u64) -> bool {
+    program_time(base.first, calls, base.stats.median) < SHORT_S
+}
+
 /// The recipe to measure on one thread, and the candidate it comes from: the fastest
 /// candidate that lost to its cold run alone, faster warm than the kept one (if any),
 /// and, made serial, a recipe not empty and not measured yet.
@@ -47,7 +53,7 @@ pub(super) fn seed(
     // run may not show what the team's start costs in the program, where the
     // whole-program check can then give it up for the nest's fastest recipe that
     // starts none (`ApplyReport::without_teams`): its serial form is one.
-    let short = program_time(base.first, calls, base.stats.median) < SHORT_S;
+    let short = is_short(base, calls);
     candidates
         .iter()
         .enumerate()
@@ -93,8 +99,7 @@ impl Pipeline {
         // In a slot the nest's K candidates left free (`pipeline/budget.rs`; `measured`
         // counts the baseline too), or beyond them in a short nest, where a team's
         // start is what decides and a measurement costs milliseconds.
-        let short = program_time(timing.first, base.calls, timing.stats.median) < SHORT_S;
-        if measured.variants > self.k && !short {
+        if measured.variants > self.k && !is_short(&timing, base.calls) {
             return Ok(());
         }
         let Some((from, recipe)) = seed(candidates, picks, &timing, base.calls) else {
