@@ -113,6 +113,63 @@ fn build_train_embed_apply() {
         assert_eq!(family.is_empty(), r["recipes"].as_u64() == Some(0), "{r}");
     }
 
+    // Leave-one-program-out over the two programs, two seeds in one run, hits judged
+    // on two rounds of rotation: one report per seed, each nest with the same best
+    // known under both (a recipe picked under both seeds is measured once), raw
+    // features picking the same under both, and every hit within 90% of the best.
+    let eval = run(&[
+        "db",
+        "eval",
+        "--db",
+        db.to_str().unwrap(),
+        "--programs",
+        "gemm,2mm",
+        "--preset",
+        "MINI",
+        "--top-k",
+        "1",
+        "--epochs",
+        "2",
+        "--seed",
+        "1,2",
+        "--rounds",
+        "2",
+        "--repetitions",
+        "3",
+        "--json",
+    ]);
+    let reports: serde_json::Value = serde_json::from_slice(&eval.stdout).unwrap();
+    let reports = reports.as_array().unwrap();
+    assert_eq!(reports.len(), 2);
+    for (r, seed) in reports.iter().zip([1, 2]) {
+        assert_eq!(r["seed"].as_u64(), Some(seed));
+        assert_eq!(r["rounds"].as_u64(), Some(2));
+        let rows = r["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 3, "{r}");
+        for (row, first) in rows.iter().zip(reports[0]["rows"].as_array().unwrap()) {
+            assert_eq!(row["nest"], first["nest"]);
+            assert_eq!(row["best_known"], first["best_known"], "{row}");
+            let raw = &row["methods"]["raw features"];
+            assert_eq!(
+                raw["neighbours"],
+                first["methods"]["raw features"]["neighbours"]
+            );
+            let best = row["best_known"].as_f64().unwrap();
+            assert!(best >= 1.0, "{row}");
+            assert!(row["contenders"].as_u64().unwrap() <= 6, "{row}");
+            for m in row["methods"].as_object().unwrap().values() {
+                let kept = m["kept"].as_f64().unwrap();
+                assert!(kept >= 1.0 && kept <= best, "{row}");
+                assert_eq!(m["hit"].as_bool(), Some(kept >= 0.9 * best), "{row}");
+                assert!(m["speedups"].as_array().unwrap().len() <= 1, "{m}");
+                assert_eq!(
+                    m["once"].as_array().unwrap().len(),
+                    m["speedups"].as_array().unwrap().len()
+                );
+            }
+        }
+    }
+
     // A program the database has not seen, copied here with its header.
     let programs = workspace().join("datasets").join("programs");
     for f in ["syrk.c", "common.h"] {

@@ -147,6 +147,15 @@ impl<'a> NestBench<'a> {
             .collect()
     }
 
+    /// The untransformed nest's executable, built as the measuring settings say.
+    pub fn original_exe(&self) -> Result<PathBuf> {
+        let m = self.measuring;
+        let (b, _) = self
+            .cutout
+            .build(&m.toolchain, &self.cutout.original(), &self.builds)?;
+        Ok(b.exe)
+    }
+
     /// The untransformed nest, built as the measuring settings say and measured with
     /// `measure`.
     pub fn measure_with(&self, measure: &Measure) -> Result<CutoutRun> {

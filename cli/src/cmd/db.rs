@@ -296,8 +296,21 @@ pub struct DbEvalArgs {
     on: SuiteArgs,
     #[arg(long = "top-k", value_name = "K", default_value_t = 3, value_parser = crate::cmd::positive_count)]
     k: usize,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Seeds of the fold models' training and of the random order, comma-separated:
+    /// one report each, from one run that measures a recipe picked under several seeds
+    /// once for all.
+    #[arg(
+        long,
+        value_name = "S[,S...]",
+        value_delimiter = ',',
+        default_value = "1"
+    )]
+    seed: Vec<u64>,
+    /// Rounds in which the recipes that decide each nest's hits (those within 70% of
+    /// its best) are measured again in rotation with the baseline; hits are judged on
+    /// their medians (0: on one measurement each).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    rounds: usize,
     /// Training epochs of each fold's model (as many as the shipped model's).
     #[arg(long, value_name = "N", default_value_t = 150, value_parser = crate::cmd::positive_count)]
     epochs: usize,
@@ -452,12 +465,6 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
         }
         DbCommand::Eval(a) if a.offline => {
             let db = load_db(&a.db)?;
-            let train = models::TrainOptions {
-                seed: a.seed,
-                epochs: a.epochs,
-                contrastive_weight: a.contrastive_weight,
-                ..Default::default()
-            };
             // The programs of the suite named (all of the database's without --suite
             // or --programs).
             let only = if !a.on.programs.is_empty() {
@@ -471,19 +478,24 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
             } else {
                 Vec::new()
             };
-            let r = tuner::workflows::eval_offline::evaluate_offline(
-                &db,
-                &only,
-                a.k,
-                &a.anchor.model(),
-                &train,
-                &crate::cmd::lines(),
-            )?;
-            if a.output.json() {
-                println!("{}", serde_json::to_string_pretty(&r).expect("json"));
-            } else {
-                print!("{}", crate::render::eval::render_eval(&r));
+            let mut reports = Vec::new();
+            for &seed in &a.seed {
+                let train = models::TrainOptions {
+                    seed,
+                    epochs: a.epochs,
+                    contrastive_weight: a.contrastive_weight,
+                    ..Default::default()
+                };
+                reports.push(tuner::workflows::eval_offline::evaluate_offline(
+                    &db,
+                    &only,
+                    a.k,
+                    &a.anchor.model(),
+                    &train,
+                    &crate::cmd::lines(),
+                )?);
             }
+            print_eval(&reports, a.output.json());
             Ok(0)
         }
         DbCommand::Eval(a) => {
@@ -491,22 +503,18 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                 db: a.db,
                 suite: a.on.selection(),
                 k: a.k,
-                seed: a.seed,
+                seeds: a.seed,
+                rounds: a.rounds,
                 model: a.anchor.model(),
                 train: models::TrainOptions {
-                    seed: a.seed,
                     epochs: a.epochs,
                     contrastive_weight: a.contrastive_weight,
                     ..Default::default()
                 },
                 measuring: measuring(a.repetitions, &a.on.cache_dir),
             };
-            let r = eval::evaluate(&cfg, &crate::cmd::lines())?;
-            if a.output.json() {
-                println!("{}", serde_json::to_string_pretty(&r).expect("json"));
-            } else {
-                print!("{}", crate::render::eval::render_eval(&r));
-            }
+            let reports = eval::evaluate(&cfg, &crate::cmd::lines())?;
+            print_eval(&reports, a.output.json());
             Ok(0)
         }
         DbCommand::Variants(a) => {
@@ -670,6 +678,22 @@ pub fn cmd_model(c: ModelCommand) -> Result<i32, Error> {
                 println!("{n:<24}{v:>12.4}");
             }
             Ok(0)
+        }
+    }
+}
+
+/// `tune db eval`'s reports: a JSON object for one seed, an array for several; or one
+/// table per seed.
+fn print_eval(reports: &[tuner::workflows::eval::EvalReport], json: bool) {
+    if json {
+        let text = match reports {
+            [one] => serde_json::to_string_pretty(one),
+            many => serde_json::to_string_pretty(many),
+        };
+        println!("{}", text.expect("json"));
+    } else {
+        for r in reports {
+            print!("{}", crate::render::eval::render_eval(r));
         }
     }
 }

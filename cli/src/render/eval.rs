@@ -56,9 +56,15 @@ pub fn render_eval(r: &EvalReport) -> String {
             shares(&r.variant_agreement)
         );
     }
+    let judged = if r.rounds > 0 {
+        format!("hits judged on medians of {} rounds in rotation", r.rounds)
+    } else {
+        "hits judged on one measurement per recipe".to_string()
+    };
     let _ = writeln!(
         out,
-        "{} held-out nests, {} measurements, {:.0} s",
+        "seed {}, {judged}; {} held-out nests, {} measurements, {:.0} s",
+        r.seed,
         r.rows.len(),
         r.measured,
         r.seconds

@@ -84,6 +84,7 @@ pub fn evaluate_offline(
         ));
     }
     let mut report = EvalReport::new(k, rows, 0, started.elapsed().as_secs_f64());
+    report.seed = train.seed;
     report.add_variant_agreement(db);
     Ok(report)
 }
@@ -124,6 +125,7 @@ fn held_out(
             ranker.kind(),
             MethodOutcome {
                 neighbours,
+                once: speedups.clone(),
                 speedups,
                 kept,
                 hit: kept >= 0.9 * best_known,
@@ -137,6 +139,7 @@ fn held_out(
         search_best: e.transfer_from(e).map_or(1.0, |t| t.speedup),
         recorded: e.speedup(),
         methods,
+        contenders: 0,
     })
 }
 
