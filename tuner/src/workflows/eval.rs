@@ -418,6 +418,19 @@ fn picks(
     Ok(out)
 }
 
+/// The contenders among recipes measured once with speedups `once`: those faster than
+/// the baseline and within [`SETTLE_SHARE`] of the fastest, at most [`SETTLE_MOST`],
+/// fastest first.
+fn contenders(once: &[f64]) -> Vec<usize> {
+    let best = once.iter().copied().fold(1.0, f64::max);
+    let mut out: Vec<usize> = (0..once.len())
+        .filter(|&i| once[i] > 1.0 && once[i] >= SETTLE_SHARE * best)
+        .collect();
+    out.sort_by(|&a, &b| once[b].total_cmp(&once[a]));
+    out.truncate(SETTLE_MOST);
+    out
+}
+
 /// The rows of the held-out entry `me`, one per seed's `picked`. Every picked recipe
 /// and the nest's own best recipes from its searches (one per machine that searched
 /// it) are measured once against one baseline (the speedup the database records was
@@ -462,20 +475,16 @@ fn judge(
     }
     let once = speedups.of(&all)?;
     let mut value = once.clone();
+    let mut settled_n = 0;
     if rounds > 0 {
-        let best_once = once.iter().copied().fold(1.0, f64::max);
-        let mut contenders: Vec<usize> = (0..all.len())
-            .filter(|&i| once[i] > 1.0 && once[i] >= SETTLE_SHARE * best_once)
-            .collect();
-        contenders.sort_by(|&a, &b| once[b].total_cmp(&once[a]));
-        contenders.truncate(SETTLE_MOST);
+        let contenders = contenders(&once);
+        settled_n = contenders.len();
         let recipes: Vec<Recipe> = contenders.iter().map(|&i| all[i].clone()).collect();
         let settled = speedups.settle(&recipes, rounds)?;
         for (&i, s) in contenders.iter().zip(settled) {
             value[i] = s;
         }
     }
-    let contenders = (0..all.len()).filter(|&i| value[i] != once[i]).count();
     let at = |r: &Recipe| all.iter().position(|x| x == r).map_or(0.0, |i| value[i]);
     let first = |r: &Recipe| all.iter().position(|x| x == r).map_or(0.0, |i| once[i]);
     let search_best = own.iter().map(at).fold(1.0f64, f64::max);
@@ -516,7 +525,7 @@ fn judge(
                 search_best,
                 recorded: e.speedup(),
                 methods,
-                contenders,
+                contenders: settled_n,
             }
         })
         .collect())
@@ -603,6 +612,17 @@ mod tests {
         assert_eq!(held_entries(&db, "p", "sse"), [0, 2]);
         assert_eq!(held_entries(&db, "q", "avx512"), [1]);
         assert!(held_entries(&db, "r", "avx2").is_empty());
+    }
+
+    #[test]
+    fn contenders_are_the_fastest_within_the_share_of_the_best() {
+        let once = [0.5, 2.0, 1.5, 1.3, 1.0, 0.0, 1.45, 1.9, 1.8, 1.7, 1.6];
+        // Within 70% of 2.0 (1.4 and up): seven; the six fastest, fastest first.
+        assert_eq!(contenders(&once), [1, 7, 8, 9, 10, 2]);
+        // None faster than the baseline: nothing to settle.
+        assert!(contenders(&[1.0, 0.9, 0.0]).is_empty());
+        // A best of 1.2: everything above 1.0 is within 70% of it.
+        assert_eq!(contenders(&[1.05, 1.2, 0.8]), [1, 0]);
     }
 
     #[test]
