@@ -114,7 +114,7 @@ fn build_train_embed_apply() {
     }
 
     // Leave-one-program-out over the two programs, two seeds in one run, hits judged
-    // on two rounds of rotation: one report per seed, each nest with the same best
+    // on two rounds of rotation over the three nests: one report per seed, each nest with the same best
     // known under both (a recipe picked under both seeds is measured once), raw
     // features picking the same under both, and every hit within 90% of the best.
     let eval = run(&[
@@ -156,7 +156,16 @@ fn build_train_embed_apply() {
             );
             let best = row["best_known"].as_f64().unwrap();
             assert!(best >= 1.0, "{row}");
-            assert!(row["contenders"].as_u64().unwrap() <= 6, "{row}");
+            // Each contender's speedup in each of the two rounds (a round that does
+            // not verify is missing, and the contender's median is 0).
+            let contenders = row["contenders"].as_u64().unwrap() as usize;
+            assert!(contenders <= 6, "{row}");
+            let rounds = row["rounds"].as_array().unwrap();
+            assert_eq!(rounds.len(), contenders, "{row}");
+            assert!(
+                rounds.iter().all(|r| r.as_array().unwrap().len() <= 2),
+                "{row}"
+            );
             for m in row["methods"].as_object().unwrap().values() {
                 let kept = m["kept"].as_f64().unwrap();
                 assert!(kept >= 1.0 && kept <= best, "{row}");

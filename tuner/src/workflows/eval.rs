@@ -11,11 +11,13 @@
 //! whenever the best's one measurement ran high. The contenders that decide a nest's
 //! hits (every recipe whose one measurement came within [`SETTLE_SHARE`] of the
 //! nest's best) are therefore measured again, `rounds` times in rotation with the
-//! baseline ([`Speedups::settle`]), and hits are judged on their medians. Several
+//! baseline ([`Contest`]), and hits are judged on their medians. The rounds run over
+//! every held-out nest in turn, after all of them were measured once, so that a nest's
+//! rounds lie minutes apart and a disturbance of the machine falls on one. Several
 //! seeds are evaluated in one run: each trains its own fold models and draws its own
 //! random order, and a recipe picked under several seeds is measured once for all.
 
-use super::speedups::Speedups;
+use super::speedups::{Contest, Speedups};
 use super::{prepare, SuiteSelection};
 use crate::events::{Event, Events};
 use crate::nest_bench::{Measuring, NestBench};
@@ -68,6 +70,9 @@ pub struct EvalRow {
     /// Recipes measured again in rotation to judge the hits.
     #[serde(default)]
     pub contenders: usize,
+    /// Each contender's speedup in each round, fastest once first.
+    #[serde(default)]
+    pub rounds: Vec<Vec<f64>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -145,6 +150,7 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<Vec<EvalReport>> {
         cfg.seeds.clone()
     };
     let mut rows: Vec<Vec<EvalRow>> = vec![Vec::new(); seeds.len()];
+    let mut pending = Vec::new();
     let mut measured = 0;
     // One random order generator per seed for the whole evaluation.
     let mut random: Vec<RandomRanker> = seeds
@@ -204,17 +210,44 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<Vec<EvalReport>> {
                 picked.push(picks(&db, &bench, me, rankers, cfg.k, isa)?);
             }
             let mut speedups = Speedups::new(&bench)?;
-            let nest_rows = judge(&db, &bench, &mut speedups, me, picked, cfg.rounds)?;
+            pending.push(measure_once(
+                &db,
+                &bench,
+                &mut speedups,
+                me,
+                picked,
+                cfg.rounds,
+            )?);
             measured += speedups.measured;
-            for (s, row) in nest_rows.into_iter().enumerate() {
-                let line = if seeds.len() > 1 {
-                    format!("seed {}: {}", seeds[s], row.line())
-                } else {
-                    row.line()
-                };
-                events(Event::Done { line: &line });
-                rows[s].push(row);
+        }
+    }
+    // The contests' rounds, each over every nest in turn, so that a nest's rounds lie
+    // minutes apart.
+    for round in 0..cfg.rounds {
+        let mut runs = 0;
+        for p in pending.iter_mut() {
+            if let Some(c) = &mut p.contest {
+                runs += c.round()?;
             }
+        }
+        measured += runs;
+        let line = format!(
+            "round {} of {}: {runs} runs over {} nests",
+            round + 1,
+            cfg.rounds,
+            pending.len()
+        );
+        events(Event::Done { line: &line });
+    }
+    for p in pending {
+        for (s, row) in finish(&db, p).into_iter().enumerate() {
+            let line = if seeds.len() > 1 {
+                format!("seed {}: {}", seeds[s], row.line())
+            } else {
+                row.line()
+            };
+            events(Event::Done { line: &line });
+            rows[s].push(row);
         }
     }
     let seconds = started.elapsed().as_secs_f64();
@@ -431,20 +464,36 @@ fn contenders(once: &[f64]) -> Vec<usize> {
     out
 }
 
-/// The rows of the held-out entry `me`, one per seed's `picked`. Every picked recipe
-/// and the nest's own best recipes from its searches (one per machine that searched
-/// it) are measured once against one baseline (the speedup the database records was
-/// measured in another session, against a baseline of its own); the contenders are
-/// measured again over `rounds` ([`Speedups::settle`]). The best known is the largest
-/// speedup of all of them, the same for every seed.
-fn judge(
+/// A held-out nest measured once, its contest still to run.
+struct Pending {
+    /// The held-out entry.
+    me: usize,
+    /// Each seed's picks.
+    picked: Vec<BTreeMap<RankerKind, Picks>>,
+    /// The nest's own best recipes from its searches.
+    own: Vec<Recipe>,
+    /// Every distinct recipe picked or own.
+    all: Vec<Recipe>,
+    /// Each one's speedup measured once.
+    once: Vec<f64>,
+    /// The contenders (indices into `all`) and their contest.
+    contenders: Vec<usize>,
+    contest: Option<Contest>,
+}
+
+/// The held-out entry `me`, with each seed's `picked`: every picked recipe and the
+/// nest's own best recipes from its searches (one per machine that searched it)
+/// measured once against one baseline (the speedup the database records was measured
+/// in another session, against a baseline of its own), and the contest of its
+/// contenders set up where there are `rounds` to run.
+fn measure_once(
     db: &Database,
     bench: &NestBench,
     speedups: &mut Speedups,
     me: usize,
     picked: Vec<BTreeMap<RankerKind, Picks>>,
     rounds: usize,
-) -> Result<Vec<EvalRow>> {
+) -> Result<Pending> {
     let e = &db.entries[me];
     let searched: Vec<(usize, f32)> = (0..db.entries.len())
         .filter(|&i| db.entries[i].program == e.program && db.entries[i].nest == e.nest)
@@ -474,30 +523,54 @@ fn judge(
         }
     }
     let once = speedups.of(&all)?;
-    let mut value = once.clone();
-    let mut settled_n = 0;
-    if rounds > 0 {
-        let contenders = contenders(&once);
-        settled_n = contenders.len();
-        let recipes: Vec<Recipe> = contenders.iter().map(|&i| all[i].clone()).collect();
-        let settled = speedups.settle(&recipes, rounds)?;
-        for (&i, s) in contenders.iter().zip(settled) {
-            value[i] = s;
+    let (contenders, contest) = if rounds > 0 {
+        let c = contenders(&once);
+        let recipes: Vec<Recipe> = c.iter().map(|&i| all[i].clone()).collect();
+        let contest = if recipes.is_empty() {
+            None
+        } else {
+            Some(speedups.contest(&recipes)?)
+        };
+        (c, contest)
+    } else {
+        (Vec::new(), None)
+    };
+    Ok(Pending {
+        me,
+        picked,
+        own,
+        all,
+        once,
+        contenders,
+        contest,
+    })
+}
+
+/// The rows of a held-out nest whose contest ran, one per seed. A recipe's speedup is
+/// its contest's median where it was a contender, else its one measurement. The best
+/// known is the largest speedup of all of them, the same for every seed.
+fn finish(db: &Database, p: Pending) -> Vec<EvalRow> {
+    let e = &db.entries[p.me];
+    let mut value = p.once.clone();
+    if let Some(c) = &p.contest {
+        for (&i, m) in p.contenders.iter().zip(c.medians()) {
+            value[i] = m;
         }
     }
-    let at = |r: &Recipe| all.iter().position(|x| x == r).map_or(0.0, |i| value[i]);
-    let first = |r: &Recipe| all.iter().position(|x| x == r).map_or(0.0, |i| once[i]);
-    let search_best = own.iter().map(at).fold(1.0f64, f64::max);
-    let methods: Vec<BTreeMap<RankerKind, MethodOutcome>> = picked
+    let at = |r: &Recipe| p.all.iter().position(|x| x == r).map_or(0.0, |i| value[i]);
+    let first = |r: &Recipe| p.all.iter().position(|x| x == r).map_or(0.0, |i| p.once[i]);
+    let search_best = p.own.iter().map(at).fold(1.0f64, f64::max);
+    let methods: Vec<BTreeMap<RankerKind, MethodOutcome>> = p
+        .picked
         .into_iter()
         .map(|m| {
             m.into_iter()
-                .map(|(kind, p)| {
-                    let speedups: Vec<f64> = p.recipes.iter().map(at).collect();
+                .map(|(kind, picks)| {
+                    let speedups: Vec<f64> = picks.recipes.iter().map(at).collect();
                     let kept = speedups.iter().copied().fold(1.0, f64::max);
                     let outcome = MethodOutcome {
-                        neighbours: p.neighbours,
-                        once: p.recipes.iter().map(first).collect(),
+                        neighbours: picks.neighbours,
+                        once: picks.recipes.iter().map(first).collect(),
                         speedups,
                         kept,
                         hit: false,
@@ -512,7 +585,7 @@ fn judge(
         .flat_map(|m| m.values())
         .map(|m| m.kept)
         .fold(search_best, f64::max);
-    Ok(methods
+    methods
         .into_iter()
         .map(|mut methods| {
             for m in methods.values_mut() {
@@ -525,10 +598,14 @@ fn judge(
                 search_best,
                 recorded: e.speedup(),
                 methods,
-                contenders: settled_n,
+                contenders: p.contenders.len(),
+                rounds: p
+                    .contest
+                    .as_ref()
+                    .map_or(Vec::new(), |c| c.rounds().to_vec()),
             }
         })
-        .collect())
+        .collect()
 }
 
 #[cfg(test)]
@@ -587,6 +664,7 @@ mod tests {
             recorded: 2.0,
             methods: [(RankerKind::RawFeatures, pick)].into_iter().collect(),
             contenders: 0,
+            rounds: Vec::new(),
         }
     }
 

@@ -140,6 +140,7 @@ fn held_out(
         recorded: e.speedup(),
         methods,
         contenders: 0,
+        rounds: Vec::new(),
     })
 }
 

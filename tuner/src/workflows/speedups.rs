@@ -1,17 +1,19 @@
 //! Speedups of re-fitted recipes on one nest against one baseline measured once, each
 //! distinct recipe measured once through the tuning loop: what `db transfer` and `db
-//! eval` measure. [`Speedups::settle`] measures chosen recipes again, in rotation with
-//! the baseline, where one measurement each is too noisy to tell them apart.
+//! eval` measure. A [`Contest`] measures chosen recipes again, in rotation with the
+//! baseline, where one measurement each is too noisy to tell them apart.
 
 use crate::nest_bench::NestBench;
 use crate::records::{MemoryRecords, Records};
-use crate::runner::Runner;
+use crate::runner::{CutoutRunner, Runner};
 use crate::strategy::{ListedStrategy, Proposer};
 use crate::tune_loop::{tune_nest, Budget, Trial};
 use crate::Result;
 use ir::transform::Recipe;
-use profiling::cutout::Verdict;
+use profiling::cutout::{Cutout, Verdict};
+use profiling::measure::Measure;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// A nest's baseline and the measurements made on it so far.
 pub struct Speedups<'b, 'a> {
@@ -79,17 +81,10 @@ impl<'b, 'a> Speedups<'b, 'a> {
         self.records.candidates().len()
     }
 
-    /// Each of `recipes` (measured before by [`Speedups::of`]) measured again `rounds`
-    /// times in rotation with the baseline: each round runs the baseline, then every
-    /// recipe (starting one further each round), and a recipe's speedup in a round is
-    /// that round's baseline over its time. Returns the median of each recipe's rounds;
-    /// 0 where a recipe has no executable or a run does not verify.
-    pub fn settle(&mut self, recipes: &[Recipe], rounds: usize) -> Result<Vec<f64>> {
-        let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); recipes.len()];
-        if recipes.is_empty() || rounds == 0 {
-            return Ok(vec![0.0; recipes.len()]);
-        }
-        let exes: Vec<Option<PathBuf>> = recipes
+    /// A contest of `recipes` (measured before by [`Speedups::of`]) against the
+    /// baseline, to be run round by round ([`Contest::round`]).
+    pub fn contest(&self, recipes: &[Recipe]) -> Result<Contest> {
+        let exes = recipes
             .iter()
             .map(|r| {
                 self.exes
@@ -98,43 +93,97 @@ impl<'b, 'a> Speedups<'b, 'a> {
                     .map(|(_, e)| e.clone())
             })
             .collect();
-        let original = self.bench.original_exe()?;
         let runner = self.bench.runner();
-        let measure = &self.bench.measuring.measure;
-        let time = |exe: &std::path::Path, label: &str| -> Result<(Verdict, f64)> {
-            let run = runner.run(exe, label, measure)?;
-            Ok((run.verdict, run.stats.median))
+        Ok(Contest {
+            cutout: self.bench.cutout.clone(),
+            original: self.bench.original_exe()?,
+            exes,
+            measure: self.bench.measuring.measure.clone(),
+            timeout: runner.timeout,
+            scratch: runner.scratch,
+            ratios: vec![Vec::new(); recipes.len()],
+            rounds: 0,
+            done: 0,
+        })
+    }
+}
+
+/// Recipes of one nest measured again in rotation with its baseline, one round at a
+/// time. It owns what it runs, so that the rounds of many nests can be interleaved and
+/// a nest's rounds lie minutes apart: a disturbance of the machine (another virtual
+/// machine on the host takes a core for a while) then falls on one round of a nest,
+/// where back-to-back rounds would all fall in it.
+pub struct Contest {
+    cutout: Cutout,
+    original: PathBuf,
+    exes: Vec<Option<PathBuf>>,
+    measure: Measure,
+    timeout: Duration,
+    scratch: PathBuf,
+    /// Each recipe's speedup in each round whose runs verified.
+    ratios: Vec<Vec<f64>>,
+    /// Rounds started.
+    rounds: usize,
+    /// Rounds whose baseline ran.
+    done: usize,
+}
+
+impl Contest {
+    /// One round: the baseline, then every recipe (starting one further each round); a
+    /// recipe's speedup in the round is the round's baseline over its time. Returns the
+    /// runs made.
+    pub fn round(&mut self) -> Result<usize> {
+        let runner = CutoutRunner {
+            cutout: &self.cutout,
+            timeout: self.timeout,
+            scratch: self.scratch.clone(),
         };
-        let mut done = 0;
-        for round in 0..rounds {
-            let (verdict, base) = time(&original, "original")?;
-            self.measured += 1;
-            if !verdict.is_ok() || base <= 0.0 {
+        let round = self.rounds;
+        self.rounds += 1;
+        // The builds live in the cache; one removed meanwhile misses the round.
+        if !self.original.exists() {
+            return Ok(0);
+        }
+        let base = runner.run(&self.original, "original", &self.measure)?;
+        if !base.verdict.is_ok() || base.stats.median <= 0.0 {
+            return Ok(1);
+        }
+        self.done += 1;
+        let mut runs = 1;
+        let n = self.exes.len();
+        for j in 0..n {
+            let i = (j + round) % n;
+            let Some(exe) = self.exes[i].as_ref().filter(|x| x.exists()) else {
                 continue;
-            }
-            done += 1;
-            for j in 0..recipes.len() {
-                let i = (j + round) % recipes.len();
-                let Some(exe) = &exes[i] else { continue };
-                self.measured += 1;
-                // A run that does not verify leaves the recipe a round short: it gets
-                // no median below.
-                if let (Verdict::Verified, t) = time(exe, "candidate")? {
-                    if t > 0.0 {
-                        ratios[i].push(base / t);
-                    }
-                }
+            };
+            runs += 1;
+            let run = runner.run(exe, "candidate", &self.measure)?;
+            // A run that does not verify leaves the recipe a round short: it gets no
+            // median.
+            if run.verdict == Verdict::Verified && run.stats.median > 0.0 {
+                self.ratios[i].push(base.stats.median / run.stats.median);
             }
         }
-        Ok(ratios
-            .into_iter()
+        Ok(runs)
+    }
+
+    /// Each recipe's median speedup over the rounds so far; 0 where a recipe has no
+    /// executable, missed a round or no round ran.
+    pub fn medians(&self) -> Vec<f64> {
+        self.ratios
+            .iter()
             .map(|r| {
-                if done == 0 || r.len() < done {
+                if self.done == 0 || r.len() < self.done {
                     0.0
                 } else {
-                    profiling::stats::median(&r)
+                    profiling::stats::median(r)
                 }
             })
-            .collect())
+            .collect()
+    }
+
+    /// Each recipe's speedup in each round so far.
+    pub fn rounds(&self) -> &[Vec<f64>] {
+        &self.ratios
     }
 }
