@@ -210,15 +210,17 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<Vec<EvalReport>> {
                 picked.push(picks(&db, &bench, me, rankers, cfg.k, isa)?);
             }
             let mut speedups = Speedups::new(&bench)?;
-            pending.push(measure_once(
-                &db,
-                &bench,
-                &mut speedups,
-                me,
-                picked,
-                cfg.rounds,
-            )?);
+            let measured_once = measure_once(&db, &bench, &mut speedups, me, picked, cfg.rounds)?;
             measured += speedups.measured;
+            let line = format!(
+                "{} {}: {} recipes measured once, {} contenders",
+                e.program,
+                e.nest,
+                measured_once.all.len(),
+                measured_once.contenders.len()
+            );
+            events(Event::Done { line: &line });
+            pending.push(measured_once);
         }
     }
     // The contests' rounds, each over every nest in turn, so that a nest's rounds lie
