@@ -209,9 +209,8 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<Vec<EvalReport>> {
                 ];
                 picked.push(picks(&db, &bench, me, rankers, cfg.k, isa)?);
             }
-            let mut speedups = Speedups::new(&bench)?;
-            let measured_once = measure_once(&db, &bench, &mut speedups, me, picked, cfg.rounds)?;
-            measured += speedups.measured;
+            let (measured_once, runs) = measure_once(&db, &bench, me, picked, cfg.rounds)?;
+            measured += runs;
             let line = format!(
                 "{} {}: {} recipes measured once, {} contenders",
                 e.program,
@@ -487,15 +486,15 @@ struct Pending {
 /// nest's own best recipes from its searches (one per machine that searched it)
 /// measured once against one baseline (the speedup the database records was measured
 /// in another session, against a baseline of its own), and the contest of its
-/// contenders set up where there are `rounds` to run.
+/// contenders set up where there are `rounds` to run; and the variants that measured.
 fn measure_once(
     db: &Database,
     bench: &NestBench,
-    speedups: &mut Speedups,
     me: usize,
     picked: Vec<BTreeMap<RankerKind, Picks>>,
     rounds: usize,
-) -> Result<Pending> {
+) -> Result<(Pending, usize)> {
+    let mut speedups = Speedups::new(bench)?;
     let e = &db.entries[me];
     let searched: Vec<(usize, f32)> = (0..db.entries.len())
         .filter(|&i| db.entries[i].program == e.program && db.entries[i].nest == e.nest)
@@ -537,7 +536,7 @@ fn measure_once(
     } else {
         (Vec::new(), None)
     };
-    Ok(Pending {
+    let pending = Pending {
         me,
         picked,
         own,
@@ -545,7 +544,8 @@ fn measure_once(
         once,
         contenders,
         contest,
-    })
+    };
+    Ok((pending, speedups.measured))
 }
 
 /// The rows of a held-out nest whose contest ran, one per seed. A recipe's speedup is
