@@ -108,42 +108,6 @@ impl Entry {
             .iter()
             .find(|t| t.program == source.program && t.nest == source.nest && t.recipe == best)
     }
-
-    /// A measurement of `source`'s best recipe on this nest: the one transferred from
-    /// `source` ([`Entry::transfer_from`]), else the first transferred from another entry
-    /// whose best recipe was the same role recipe. A role recipe re-fits to this nest the
-    /// same whichever nest it was found on, so either measures what `source` offers.
-    pub fn transfer_of(&self, source: &Entry) -> Option<&Transfer> {
-        let best = source.best()?;
-        self.transfer_from(source)
-            .or_else(|| self.transfers.iter().find(|t| t.recipe == best))
-    }
-
-    /// The fastest recipe of this nest's transfer row among the sources whose program
-    /// `source` accepts, where this nest's own best recipe reached less than
-    /// [`NEAR_SHARE`](crate::embed::NEAR_SHARE) of it: its speedup there and the recipe.
-    /// The own best is judged by its measurement in the same row (one session, one
-    /// baseline) where the row has one, else by the speedup its search recorded; a nest
-    /// without a recipe, by keeping the code (1).
-    pub fn better_transfer(&self, source: &dyn Fn(&str) -> bool) -> Option<&Transfer> {
-        let own = match self.best() {
-            None => 1.0,
-            Some(best) => self
-                .transfers
-                .iter()
-                .find(|t| t.recipe == best)
-                .map_or(self.speedup(), |t| t.speedup),
-        };
-        let fastest = self
-            .transfers
-            .iter()
-            .filter(|t| source(&t.program) && Some(t.recipe.as_str()) != self.best())
-            .fold(None, |acc: Option<&Transfer>, t| match acc {
-                Some(a) if a.speedup >= t.speedup => acc,
-                _ => Some(t),
-            })?;
-        (own.max(1.0) < crate::embed::NEAR_SHARE * fastest.speedup).then_some(fastest)
-    }
 }
 
 /// The vector instruction set a machine's CPU flags name: `avx512` (AVX-512F), `avx2`,
@@ -350,28 +314,6 @@ impl Database {
             .collect()
     }
 
-    /// This database with each entry offering the best recipe measured on it: where an
-    /// entry's transfer row holds a recipe, from a program that `source` accepts, that
-    /// its own best recipe does not reach 90% of ([`Entry::better_transfer`]), that
-    /// recipe becomes its best, with the speedup the row measured (its searched
-    /// recipes follow). A nest's search ran a bounded budget; another nest's recipe,
-    /// measured on its data, may have found more. Retrieval reads the adopted database
-    /// (`tune apply`, and `tune db eval` per held-out program, without the held-out
-    /// program's recipes: `source` keeps them out). Training reads the recorded one.
-    pub fn adopted(&self, source: &dyn Fn(&str) -> bool) -> Database {
-        let mut out = self.clone();
-        for e in &mut out.entries {
-            let Some(t) = e.better_transfer(source) else {
-                continue;
-            };
-            let (recipe, speedup) = (t.recipe.clone(), t.speedup);
-            e.recipes.retain(|(r, _)| *r != recipe);
-            e.recipes.insert(0, (recipe, speedup));
-            e.tuned_s = e.baseline_s / speedup;
-        }
-        out
-    }
-
     /// Adds `other`'s entries. An entry for the same (program, nest, fingerprint,
     /// machine) as one already present replaces it only if it is faster. Hosts are told
     /// apart by name and vector ISA (two VMs may share a host name); an entry whose ISA
@@ -469,61 +411,6 @@ mod tests {
             isa: String::new(),
             transfers: Vec::new(),
         }
-    }
-
-    fn row(program: &str, recipe: &str, speedup: f64) -> Transfer {
-        Transfer {
-            program: program.into(),
-            nest: "nest0".into(),
-            recipe: recipe.into(),
-            speedup,
-        }
-    }
-
-    #[test]
-    fn entries_adopt_a_transferred_recipe_their_own_does_not_reach_nine_tenths_of() {
-        let (own, r2, r3) = (
-            r#"{"steps":[]}"#,
-            r#"{"steps":[{"r":2}]}"#,
-            r#"{"steps":[{"r":3}]}"#,
-        );
-        // a: its own 2.0x in its row; b's recipe 3.0x there, c's 2.1x.
-        let mut a = entry("a", vec![], 0.5);
-        a.transfers = vec![row("a", own, 2.0), row("b", r2, 3.0), row("c", r3, 2.1)];
-        // d: its own 2.0x in its row, b's 2.1x: within 90%, kept.
-        let mut d = entry("d", vec![], 0.5);
-        d.transfers = vec![row("d", own, 2.0), row("b", r2, 2.1)];
-        // e: no recipe of its own beat the baseline; b's 1.2x is a gain.
-        let mut e = entry("e", vec![], 1.0);
-        e.recipes.clear();
-        e.transfers = vec![row("b", r2, 1.2)];
-        // f: its own not in its row; its search recorded 4.0x, b's 3.0x does not count.
-        let mut f = entry("f", vec![], 0.25);
-        f.transfers = vec![row("b@nest0-b0-10", r2, 3.0)];
-        let db = Database {
-            feature_version: FEATURE_VERSION,
-            model: "m".into(),
-            entries: vec![a, d, e, f],
-        };
-        let all = db.adopted(&|_| true);
-        assert_eq!(all.entries[0].best(), Some(r2));
-        assert_eq!(all.entries[0].recipes.len(), 2);
-        assert_eq!(all.entries[0].recipes[1].0, own);
-        assert!((all.entries[0].speedup() - 3.0).abs() < 1e-12);
-        assert_eq!(all.entries[1].best(), Some(own));
-        assert_eq!(all.entries[2].best(), Some(r2));
-        assert!((all.entries[2].speedup() - 1.2).abs() < 1e-12);
-        assert_eq!(all.entries[3].best(), Some(own));
-        // Without b's recipes (b held out): a takes c's, 2.1x is not 2.0 / 0.9.
-        let without_b = db.adopted(&|p| origin(p) != "b");
-        assert_eq!(without_b.entries[0].best(), Some(own));
-        assert_eq!(without_b.entries[2].best(), None);
-        // The recorded database is unchanged.
-        assert_eq!(db.entries[0].best(), Some(own));
-        // An entry whose best is b's recipe reads b's measurement on another nest.
-        let adopter = &all.entries[2];
-        assert!(db.entries[1].transfer_from(adopter).is_none());
-        assert_eq!(db.entries[1].transfer_of(adopter).unwrap().speedup, 2.1);
     }
 
     #[test]

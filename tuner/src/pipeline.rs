@@ -405,11 +405,7 @@ impl Pipeline {
     pub fn apply(&self, p: &ProgramSpec) -> Result<ApplyReport> {
         let clock = Clock::start();
         let mut time = TimeSplit::default();
-        // Every entry offers the fastest recipe measured on it, its transfer row's
-        // included.
-        let db = Database::load(&self.db)
-            .map_err(Error::ReadDatabase)?
-            .adopted(&|_| true);
+        let db = Database::load(&self.db).map_err(Error::ReadDatabase)?;
         if db.entries.is_empty() {
             return Err(Error::Usage(format!(
                 "{}: the database has no entries",

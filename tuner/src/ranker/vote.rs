@@ -8,10 +8,7 @@
 //!
 //! A recipe's credit on a neighbour is 1 where it reached 90% of the neighbour's best
 //! known speedup (what the evaluation counts as a hit), 0 under 75%, linear between
-//! (`embeddings::embed::credit`). The neighbour's row is read for the candidate's best
-//! recipe whichever entry it was transferred from (`Entry::transfer_of`): an entry that
-//! adopted another's recipe (`Database::adopted`) is credited with that recipe's
-//! measurements.
+//! (`embeddings::embed::credit`).
 //!
 //! The first K positions are chosen greedily for coverage: each next entry is the one
 //! whose recipe adds the most weighted credit on the neighbours the recipes already
@@ -69,7 +66,7 @@ pub fn vote(db: &Database, order: Vec<(usize, f32)>, picks: usize) -> Vec<(usize
                 .zip(&best)
                 .map(|(&(n, _), &b)| {
                     db.entries[n]
-                        .transfer_of(&db.entries[c])
+                        .transfer_from(&db.entries[c])
                         .map_or(0.0, |t| credit(t.speedup, b))
                 })
                 .collect()

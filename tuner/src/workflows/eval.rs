@@ -2,10 +2,7 @@
 //! suite that the database holds, a model is trained without it, and each of its nests
 //! gets the first K distinct re-fitted best recipes along each ranker's order of the
 //! other programs' entries (nearest by embedding; nearest by standardized raw features;
-//! a random order), measured on the nest's saved data against its baseline. An entry's
-//! best recipe is the one it offers `tune apply` ([`Database::adopted`]), but from the
-//! other programs' recipes only: an entry whose transfer row found the held-out
-//! program's recipe faster than its own keeps its own. The best
+//! a random order), measured on the nest's saved data against its baseline. The best
 //! known speedup is the nest's own search result measured the same way, or any
 //! ranker's if faster.
 //!
@@ -170,9 +167,6 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<Vec<EvalReport>> {
         // The program is held out with its loop-order variants.
         let out = embeddings::db::origin(&p.name);
         let train: Vec<&Entry> = db.entries.iter().filter(|e| e.origin() != out).collect();
-        // What the other programs' entries offer: their best recipes, with what their
-        // transfer rows found beyond them, the held-out program's recipes left out.
-        let offered = db.adopted(&|source| embeddings::db::origin(source) != out);
         let mut models = Vec::new();
         for &seed in &seeds {
             let opts = models::TrainOptions {
@@ -213,7 +207,7 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<Vec<EvalReport>> {
                     &mut embedding_votes[s],
                     &mut raw_votes,
                 ];
-                picked.push(picks(&offered, &bench, me, rankers, cfg.k, isa)?);
+                picked.push(picks(&db, &bench, me, rankers, cfg.k, isa)?);
             }
             let (measured_once, runs) = measure_once(&db, &bench, me, picked, cfg.rounds)?;
             measured += runs;
@@ -342,9 +336,7 @@ impl EvalReport {
     /// Sets [`EvalReport::variants`] and [`EvalReport::variant_agreement`]: per ranker,
     /// the share of rows of loop-order variants (`db::origin` differs from the program)
     /// whose first pick's recipe family equals that of the row of the original's same
-    /// nest (both held out in one fold, so both rank the same entries). A pick's recipe
-    /// is its entry's best as the fold offered it ([`Database::adopted`] without the
-    /// held-out program's recipes).
+    /// nest (both held out in one fold, so both rank the same entries).
     pub fn add_variant_agreement(&mut self, db: &Database) {
         let family = |row: &EvalRow, k: RankerKind| -> Option<Vec<String>> {
             let (p, n, _) = row.methods.get(&k)?.neighbours.first()?;
@@ -352,9 +344,7 @@ impl EvalReport {
                 .entries
                 .iter()
                 .find(|e| &e.program == p && &e.nest == n)?;
-            let out = embeddings::db::origin(&row.program);
-            let t = e.better_transfer(&|source| embeddings::db::origin(source) != out);
-            Some(recipe_family(t.map_or(e.best()?, |t| t.recipe.as_str())))
+            Some(recipe_family(e.best()?))
         };
         let pairs: Vec<(&EvalRow, &EvalRow)> = self
             .rows

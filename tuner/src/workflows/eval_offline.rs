@@ -4,9 +4,8 @@
 //! entry's recipe reaches on a held-out nest is read from the nest's transfer row
 //! (`tune db transfer` measured every entry's best recipe there against one baseline)
 //! instead of being measured again. Picks are the first K entries along the order whose
-//! best recipes (as the fold offers them: `Database::adopted`) differ as recorded (the
-//! measured evaluation compares them after they are re-fitted, so it may skip more) and
-//! that the row holds (`Entry::transfer_of`); the best known speedup is the
+//! best recipes differ as recorded (the measured evaluation compares them after they are
+//! re-fitted, so it may skip more) and that the row holds; the best known speedup is the
 //! row's best. Seconds per seed, so that a change of features or model can be judged over
 //! several seeds before a database is measured again. Rows sampled by `tune db transfer
 //! --sample` hold each nest's nearest entries by raw features by construction, so there
@@ -57,7 +56,6 @@ pub fn evaluate_offline(
         // The program is held out with its loop-order variants.
         let fold: Vec<&Entry> = db.entries.iter().filter(|e| e.origin() != p).collect();
         let model = Embedder::new(embeddings::embed::train(&fold, config, train)?)?;
-        let offered = db.adopted(&|source| embeddings::db::origin(source) != p);
         let mut embedding = EmbeddingRanker::new(&model, db, false)?;
         let mut raw = RawFeatureRanker::new(&fold, db);
         random.set_space(embedding.vectors().to_vec());
@@ -65,8 +63,7 @@ pub fn evaluate_offline(
         let mut raw_votes = VoteRanker::new(Box::new(raw.clone()), k);
         for me in held {
             let row = held_out(
-                &db.entries[me],
-                &offered,
+                db,
                 me,
                 &mut [
                     &mut embedding,
@@ -92,16 +89,14 @@ pub fn evaluate_offline(
     Ok(report)
 }
 
-/// What each ranker's first K distinct recipes, as `offered` records them, reach on the
-/// held-out entry `e` (index `me` in `offered`, whose recipes it does not read).
+/// What each ranker's first K distinct recorded recipes reach on entry `me`.
 fn held_out(
-    e: &Entry,
-    offered: &Database,
+    db: &Database,
     me: usize,
     rankers: &mut [&mut dyn Ranker],
     k: usize,
 ) -> Result<EvalRow> {
-    let db = offered;
+    let e = &db.entries[me];
     let usable = |x: &Entry| x.origin() != e.origin() && x.best().is_some();
     let best_known = e.row_best();
     let mut methods = BTreeMap::new();
@@ -115,7 +110,7 @@ fn held_out(
                 break;
             }
             let source = &db.entries[i];
-            let Some(t) = e.transfer_of(source) else {
+            let Some(t) = e.transfer_from(source) else {
                 continue;
             };
             if seen.contains(&t.recipe.as_str()) {
