@@ -486,7 +486,8 @@ struct Pending {
 /// nest's own best recipes from its searches (one per machine that searched it)
 /// measured once against one baseline (the speedup the database records was measured
 /// in another session, against a baseline of its own), and the contest of its
-/// contenders set up where there are `rounds` to run; and the variants that measured.
+/// contenders set up where there are `rounds` to run; with the number of runs that
+/// measuring took.
 fn measure_once(
     db: &Database,
     bench: &NestBench,
