@@ -203,9 +203,24 @@ pub struct DbSynthArgs {
     seed: u64,
     #[arg(long, value_name = "N", default_value_t = 48, value_parser = crate::cmd::positive_count)]
     count: usize,
+    /// Families in round-robin order, comma-separated (default: the first eight, as
+    /// every seed has always drawn them): matmul, matvec, reduction, stencil, copy,
+    /// triangular, elementwise, outer, contraction, path.
+    #[arg(long, value_name = "F[,F...]", value_delimiter = ',', value_parser = parse_family)]
+    families: Vec<datasets::synth::Family>,
     /// Folder for programs/, common.h and suite.json.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     out: PathBuf,
+}
+
+fn parse_family(s: &str) -> Result<datasets::synth::Family, String> {
+    datasets::synth::Family::parse(s).ok_or_else(|| {
+        let names: Vec<&str> = datasets::synth::Family::ALL
+            .iter()
+            .map(|f| f.name())
+            .collect();
+        format!("unknown family `{s}` (one of {})", names.join(", "))
+    })
 }
 
 #[derive(clap::Args)]
@@ -452,11 +467,14 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
             Ok(0)
         }
         DbCommand::Synth(a) => {
-            let opts = datasets::synth::SynthOptions {
+            let mut opts = datasets::synth::SynthOptions {
                 seed: a.seed,
                 count: a.count,
                 ..Default::default()
             };
+            if !a.families.is_empty() {
+                opts.families = a.families.clone();
+            }
             let programs = datasets::synth::generate(&opts);
             let suite =
                 datasets::synth::write_suite(&a.out, &programs).map_err(Error::write(&a.out))?;

@@ -245,6 +245,24 @@ impl Ctx {
         });
     }
 
+    /// An array initialized to values in `[0, 2)`: edge weights and costs, so that sums
+    /// of them never cancel (min-plus recurrences stay bounded); dumped when `updated`.
+    pub(super) fn weights(&mut self, name: &'static str, dims: &[&'static str], updated: bool) {
+        let init = Init::Formula {
+            a: self.rng.range(1, 13),
+            b: self.rng.range(1, 9),
+            c: self.rng.range(1, 9),
+            m: self.rng.pick(MODULI),
+            offset: self.rng.pick(&["", " + 0.5", " + 1.0", " + 0.25"]),
+        };
+        self.arrays.push(Arr {
+            name,
+            dims: dims.to_vec(),
+            init,
+            output: updated,
+        });
+    }
+
     pub(super) fn dominant(&mut self, name: &'static str, dims: &[&'static str]) {
         let init = Init::Dominant {
             a: self.rng.range(1, 13),

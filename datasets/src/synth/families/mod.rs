@@ -4,12 +4,16 @@
 use super::context::*;
 use super::Family;
 
+mod contraction;
 mod linalg;
+mod path;
 mod pointwise;
 mod reduction;
 mod stencil;
 
+use contraction::contraction;
 use linalg::{matmul, matvec, outer, triangular};
+use path::path;
 use pointwise::{copy, elementwise};
 use reduction::reduction;
 use stencil::stencil;
@@ -25,5 +29,7 @@ pub(super) fn write(family: Family, cx: &mut Ctx) -> Sketch {
         Family::Triangular => triangular(cx),
         Family::Elementwise => elementwise(cx),
         Family::Outer => outer(cx),
+        Family::Contraction => contraction(cx),
+        Family::Path => path(cx),
     }
 }
