@@ -5,7 +5,7 @@
 //! loop ranges are constant, and that no loop is marked more parallel than the
 //! dependence analysis proves.
 
-use crate::affine::affine_of;
+use crate::affine::{affine_of, Affine};
 use crate::deps::analyze;
 use crate::program::const_value;
 use crate::program::{Expr, Loop, LoopCmp, LoopKind, Node, Program};
@@ -116,9 +116,57 @@ impl Verifier<'_> {
         Some((lo, hi))
     }
 
-    fn loop_range(l: &Loop) -> Option<(i64, i64)> {
-        let init = const_value(&l.init)?;
-        let bound = const_value(&l.bound)?;
+    /// The range of loop `l`'s variable, after tightening the enclosing loops' ranges
+    /// to where `l` runs at all: in `for (j = i + 1; j < N; j++)` under `i` in
+    /// `[0, N - 1]`, `j` runs only while `i <= N - 2`, so `A[i + 1][j]` stays inside
+    /// `A[N]`. Returns the variable's range (`None`: unknown) and whether the loop runs
+    /// for some value of the enclosing variables. Tightened ranges are written into
+    /// `self.ranges`; the caller restores them.
+    fn enter_loop(&mut self, l: &Loop) -> (Option<(i64, i64)>, bool) {
+        let known =
+            |r: &HashMap<String, (i64, i64)>, e: &Expr| affine_of(e, &|n| r.contains_key(n));
+        let (Some(init), Some(bound)) =
+            (known(&self.ranges, &l.init), known(&self.ranges, &l.bound))
+        else {
+            return (None, true);
+        };
+        // The loop runs where `d <= 0`.
+        let d = match l.cmp {
+            LoopCmp::Lt => init.sub(&bound).map(|d| Affine {
+                constant: d.constant + 1,
+                ..d
+            }),
+            LoopCmp::Le => init.sub(&bound),
+            LoopCmp::Gt => bound.sub(&init).map(|d| Affine {
+                constant: d.constant + 1,
+                ..d
+            }),
+            LoopCmp::Ge => bound.sub(&init),
+        };
+        if let Some(d) = d {
+            if d.coeffs.len() == 1 {
+                let (v, &c) = d.coeffs.iter().next().expect("one variable");
+                let (lo, hi) = self.ranges[v];
+                // c * v + k <= 0
+                let k = d.constant;
+                let (lo, hi) = if c > 0 {
+                    (lo, hi.min((-k).div_euclid(c)))
+                } else {
+                    (lo.max(-((-k).div_euclid(-c))), hi)
+                };
+                if lo > hi {
+                    return (None, false);
+                }
+                self.ranges.insert(v.clone(), (lo, hi));
+            } else if d.coeffs.is_empty() && d.constant > 0 {
+                return (None, false);
+            }
+        }
+        // The variable's own range is known where both bounds are constants (an
+        // interval over enclosing ranges would forget how the variables are tied).
+        let (Some(init), Some(bound)) = (const_value(&l.init), const_value(&l.bound)) else {
+            return (None, true);
+        };
         let (lo, hi) = match l.cmp {
             LoopCmp::Lt => (init, bound - 1),
             LoopCmp::Le => (init, bound),
@@ -132,7 +180,7 @@ impl Verifier<'_> {
         } else {
             (hi - (hi - lo).max(0) / step * step, hi)
         };
-        (lo <= hi).then_some((lo, hi))
+        ((lo <= hi).then_some((lo, hi)), true)
     }
 
     fn body(&mut self, nodes: &[Node]) {
@@ -172,15 +220,18 @@ impl Verifier<'_> {
                     self.expr(&l.init, l.pos.line);
                     self.expr(&l.bound, l.pos.line);
                     self.scopes.push(vec![l.var.clone()]);
-                    let saved = self.ranges.remove(&l.var);
-                    if let Some(r) = Self::loop_range(l) {
-                        self.ranges.insert(l.var.clone(), r);
-                    }
-                    self.body(&l.body);
+                    let saved = self.ranges.clone();
                     self.ranges.remove(&l.var);
-                    if let Some(r) = saved {
+                    let (range, runs) = self.enter_loop(l);
+                    if let Some(r) = range {
                         self.ranges.insert(l.var.clone(), r);
                     }
+                    // A loop that never runs reads nothing: its subscripts are not
+                    // checked.
+                    self.guarded += usize::from(!runs);
+                    self.body(&l.body);
+                    self.guarded -= usize::from(!runs);
+                    self.ranges = saved;
                     self.scopes.pop();
                 }
             }

@@ -116,6 +116,38 @@ fn the_verifier_catches_a_wrong_parallel_mark() {
     assert!(problems[0].contains("marked parallel but analysis proves only sequential"));
 }
 
+/// The problems the verifier finds in `region` over `double T[20][20]`.
+fn verify_region(region: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.c");
+    let text = format!(
+        "#define N 20\ndouble T[N][N];\nint main(void) {{\n#pragma scop\n{region}\n#pragma endscop\n  return 0;\n}}\n"
+    );
+    std::fs::write(&path, text).unwrap();
+    let pre = preprocess("cc", &path.display().to_string(), &[]).unwrap();
+    let mut parsed = parse_preprocessed(pre, None).unwrap();
+    ir::deps::annotate(&mut parsed.program);
+    ir::verify::verify(&parsed.program)
+}
+
+#[test]
+fn the_verifier_checks_subscripts_only_where_the_inner_loops_run() {
+    // Interval programs read row i + 1 under `j > i`: with i = N - 1 the j loop is
+    // empty, so T[i + 1] never reaches T[N].
+    let interval = "for (int i = N - 1; i >= 0; i--)\n  for (int j = i + 1; j < N; j++)\n    T[i][j] = T[i + 1][j] + T[i][j - 1];";
+    assert!(verify_region(interval).is_empty(), "{:?}", verify_region(interval));
+    let up = "for (int i = 0; i < N; i++)\n  for (int j = 0; j < N - 1 - i; j++)\n    T[i + 1][j] = T[i][j];";
+    assert!(verify_region(up).is_empty(), "{:?}", verify_region(up));
+    // A loop that never runs reads nothing.
+    let never = "for (int i = 0; i < N; i++)\n  for (int j = N; j < N; j++)\n    T[i][j] = 0.0;";
+    assert!(verify_region(never).is_empty(), "{:?}", verify_region(never));
+    // Where the inner loop runs at i = N - 1, row N is still caught.
+    let over = "for (int i = 0; i < N; i++)\n  for (int j = i; j < N; j++)\n    T[i + 1][j] = 0.0;";
+    let problems = verify_region(over);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].contains("subscript 0 of 'T' ranges over [1, 20] outside [0, 19]"));
+}
+
 /// A small deterministic generator (xorshift) so the test needs no extra crates.
 struct Rng(u64);
 impl Rng {
