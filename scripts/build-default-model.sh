@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the shipped model and database (models/default/) from datasets/, on this
 # machine: schedule search over the core suite (MEDIUM sizes), the loop-order variants
-# of the core programs and two seeded synthetic suites, sampled transfer rows (each
+# of the core programs, two seeded synthetic suites of the default families and a third
+# of tensor contractions and min-plus recurrences (SYNTH3 programs; the shipped database
+# predates it: SYNTH3=0 rebuilds that one), sampled transfer rows (each
 # entry's own recipe, its nearest others' and a seeded draw, measured on its data), then
 # model training (its contrastive term anchored on the written programs' nests; set
 # ANCHOR=A to also hold the raw-feature distance, `--anchor A`) and embedding of every
@@ -25,6 +27,7 @@ cd "$(dirname "$0")/.."
 BUDGET="${BUDGET:-16}"
 SYNTH="${SYNTH:-240}"
 SYNTH2="${SYNTH2:-58}"
+SYNTH3="${SYNTH3:-40}"
 SAMPLE="${SAMPLE:-10}"
 VARIANTS="${VARIANTS:-1}"
 SEED="${SEED:-1}"
@@ -70,6 +73,11 @@ fi
 if [ "$SYNTH2" -gt 0 ]; then
   $tune db synth --seed $((SEED + 1)) --count "$SYNTH2" -o target/synth2
   suites+=(target/synth2/suite.json)
+fi
+if [ "$SYNTH3" -gt 0 ]; then
+  $tune db synth --seed $((SEED + 2)) --count "$SYNTH3" --families contraction,path \
+    -o target/synth3
+  suites+=(target/synth3/suite.json)
 fi
 # (The shipped database searched its variants with --budget 10.)
 for s in "${suites[@]}"; do
