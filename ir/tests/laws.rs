@@ -135,12 +135,20 @@ fn the_verifier_checks_subscripts_only_where_the_inner_loops_run() {
     // Interval programs read row i + 1 under `j > i`: with i = N - 1 the j loop is
     // empty, so T[i + 1] never reaches T[N].
     let interval = "for (int i = N - 1; i >= 0; i--)\n  for (int j = i + 1; j < N; j++)\n    T[i][j] = T[i + 1][j] + T[i][j - 1];";
-    assert!(verify_region(interval).is_empty(), "{:?}", verify_region(interval));
+    assert!(
+        verify_region(interval).is_empty(),
+        "{:?}",
+        verify_region(interval)
+    );
     let up = "for (int i = 0; i < N; i++)\n  for (int j = 0; j < N - 1 - i; j++)\n    T[i + 1][j] = T[i][j];";
     assert!(verify_region(up).is_empty(), "{:?}", verify_region(up));
     // A loop that never runs reads nothing.
     let never = "for (int i = 0; i < N; i++)\n  for (int j = N; j < N; j++)\n    T[i][j] = 0.0;";
-    assert!(verify_region(never).is_empty(), "{:?}", verify_region(never));
+    assert!(
+        verify_region(never).is_empty(),
+        "{:?}",
+        verify_region(never)
+    );
     // Where the inner loop runs at i = N - 1, row N is still caught.
     let over = "for (int i = 0; i < N; i++)\n  for (int j = i; j < N; j++)\n    T[i + 1][j] = 0.0;";
     let problems = verify_region(over);

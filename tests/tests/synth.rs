@@ -33,26 +33,67 @@ fn generated_programs_parse_verify_and_have_nests() {
             .count();
         assert_eq!(n, COUNT / Family::ALL.len(), "{}", f.name());
     }
+    let failures = frontend_failures(&suite, &[Preset::Mini, Preset::Medium]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The families drawn only when asked for, in every kind they write: parsed and
+/// verified at two sizes (a constant N lets the verifier check subscripts against
+/// the extents, where interval programs read row i + 1 under j > i).
+#[test]
+fn contractions_and_recurrences_parse_and_verify_in_every_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let programs = generate(&SynthOptions {
+        seed: SEED,
+        count: 48,
+        families: vec![Family::Contraction, Family::Path],
+        ..Default::default()
+    });
+    for kind in [
+        "-temp-",
+        "-mode3-",
+        "-batched-",
+        "-mttkrp-",
+        "-floyd",
+        "plus-",
+        "-interval-",
+        "-wavefront",
+    ] {
+        assert!(
+            programs.iter().any(|p| p.name.contains(kind)),
+            "no {kind} program"
+        );
+    }
+    let suite = Suite::load(&write_suite(dir.path(), &programs).unwrap()).unwrap();
+    let failures = frontend_failures(&suite, &[Preset::Mini, Preset::Medium]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every program that the frontend refuses, the verifier faults or that has no nest, at
+/// each preset.
+fn frontend_failures(suite: &Suite, presets: &[Preset]) -> Vec<String> {
     let mut failures = Vec::new();
-    for p in &suite.programs {
-        let opts = ir::FrontendOptions {
-            flags: vec![Preset::Mini.flag()],
-            ..Default::default()
-        };
-        match ir::load(&suite.path_of(p).display().to_string(), &opts) {
-            Err(e) => failures.push(format!("{}: {e}", p.name)),
-            Ok(parsed) => {
-                let problems = ir::verify::verify(&parsed.program);
-                if !problems.is_empty() {
-                    failures.push(format!("{}: {}", p.name, problems.join("; ")));
-                }
-                if ir::codegen::nests(&parsed.program).is_empty() {
-                    failures.push(format!("{}: no nest", p.name));
+    for preset in presets {
+        for p in &suite.programs {
+            let opts = ir::FrontendOptions {
+                flags: vec![preset.flag()],
+                ..Default::default()
+            };
+            match ir::load(&suite.path_of(p).display().to_string(), &opts) {
+                Err(e) => failures.push(format!("{} ({}): {e}", p.name, preset.name())),
+                Ok(parsed) => {
+                    let problems = ir::verify::verify(&parsed.program);
+                    if !problems.is_empty() {
+                        failures.push(format!("{}: {}", p.name, problems.join("; ")));
+                    }
+                    if ir::codegen::nests(&parsed.program).is_empty() {
+                        failures.push(format!("{}: no nest", p.name));
+                    }
                 }
             }
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    failures
 }
 
 /// Training anchors its contrastive term on written programs
