@@ -130,34 +130,37 @@ impl Verifier<'_> {
         else {
             return (None, true);
         };
-        // The loop runs where `d <= 0`.
+        // The loop runs where `d <= 0` (unknown where the arithmetic overflows).
+        let plus_one = |d: Affine| {
+            Some(Affine {
+                constant: d.constant.checked_add(1)?,
+                ..d
+            })
+        };
         let d = match l.cmp {
-            LoopCmp::Lt => init.sub(&bound).map(|d| Affine {
-                constant: d.constant + 1,
-                ..d
-            }),
+            LoopCmp::Lt => init.sub(&bound).and_then(plus_one),
             LoopCmp::Le => init.sub(&bound),
-            LoopCmp::Gt => bound.sub(&init).map(|d| Affine {
-                constant: d.constant + 1,
-                ..d
-            }),
+            LoopCmp::Gt => bound.sub(&init).and_then(plus_one),
             LoopCmp::Ge => bound.sub(&init),
         };
         if let Some(d) = d {
             if d.coeffs.len() == 1 {
                 let (v, &c) = d.coeffs.iter().next().expect("one variable");
                 let (lo, hi) = self.ranges[v];
-                // c * v + k <= 0
-                let k = d.constant;
-                let (lo, hi) = if c > 0 {
-                    (lo, hi.min((-k).div_euclid(c)))
-                } else {
-                    (lo.max(-((-k).div_euclid(-c))), hi)
-                };
-                if lo > hi {
-                    return (None, false);
+                // c * v + k <= 0: v <= floor(-k / c) for c > 0, v >= ceil(k / -c) for c < 0
+                let tightened = d.constant.checked_neg().and_then(|nk| {
+                    if c > 0 {
+                        Some((lo, hi.min(nk.div_euclid(c))))
+                    } else {
+                        Some((lo.max(nk.div_euclid(c.checked_neg()?).checked_neg()?), hi))
+                    }
+                });
+                if let Some((lo, hi)) = tightened {
+                    if lo > hi {
+                        return (None, false);
+                    }
+                    self.ranges.insert(v.clone(), (lo, hi));
                 }
-                self.ranges.insert(v.clone(), (lo, hi));
             } else if d.coeffs.is_empty() && d.constant > 0 {
                 return (None, false);
             }

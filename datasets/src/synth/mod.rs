@@ -3,11 +3,12 @@
 //!
 //! Every program is drawn from one [`Family`] (matrix products, matrix-vector products,
 //! reductions, stencils, copies and transposes, triangular kernels, elementwise maps,
-//! outer products; tensor contractions and min-plus recurrences when asked for) with its variant, loop order, element type, storage layout and
-//! sizes chosen by the seed. Programs follow the conventions of `programs/*.c`: size
-//! presets by `#if defined(<PRESET>_DATASET)` blocks, `common.h` for allocation and the
-//! FNV dumps of every output, deterministic initialization, and one `#pragma scop`
-//! region written in the subset the `ir` frontend accepts.
+//! outer products; tensor contractions and min-plus recurrences when asked for) with
+//! its variant, loop order, element type, storage layout and sizes chosen by the seed.
+//! Programs follow the conventions of `programs/*.c`: size presets by
+//! `#if defined(<PRESET>_DATASET)` blocks, `common.h` for allocation and the FNV dumps of
+//! every output, deterministic initialization, and one `#pragma scop` region written in
+//! the subset the `ir` frontend accepts.
 //!
 //! The same options always give byte-identical sources (the generator carries its own
 //! SplitMix64, so no crate update changes them), and program `k` depends only on the
@@ -44,7 +45,7 @@ pub enum Family {
     /// products of 3-D tensors, batched matrix products, MTTKRP.
     Contraction,
     /// Min-plus and max-plus recurrences: Floyd-Warshall, distance products, interval
-    /// dynamic programs over a triangle.
+    /// dynamic programs over a triangle, alignment wavefronts.
     Path,
 }
 
