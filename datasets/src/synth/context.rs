@@ -468,6 +468,12 @@ pub(super) fn split_sum(s: &str) -> Vec<&str> {
     out
 }
 
+/// The size a loop variable runs up to where sizes are named after their variables:
+/// `NI` for `i`.
+pub(super) fn extent(v: &str) -> String {
+    format!("N{}", v.to_ascii_uppercase())
+}
+
 pub(super) fn offset(v: &str, d: i64) -> String {
     match d {
         0 => v.to_string(),

@@ -12,9 +12,10 @@ pub(super) fn contraction(cx: &mut Ctx) -> Sketch {
     }
 }
 
-/// Loop heads `for (v = 0; v < bound(v); v++)` in `order`.
-fn heads(cx: &mut Ctx, order: &[&str], bound: impl Fn(&str) -> &'static str) -> Vec<String> {
-    order.iter().map(|v| cx.lt(v, "0", bound(v))).collect()
+/// Loop heads `for (v = 0; v < NV; v++)` in `order`: each variable runs up to the size
+/// named N and the variable in capitals (`NI` for `i`), as every kernel here names them.
+fn heads(cx: &mut Ctx, order: &[&str]) -> Vec<String> {
+    order.iter().map(|v| cx.lt(v, "0", &extent(v))).collect()
 }
 
 /// `A[r][q][:] := A[r][q][:] * W` one row at a time through the vector `S`, as doitgen
@@ -94,17 +95,11 @@ fn mode_product(cx: &mut Ctx) -> Sketch {
         ["k", "i", "j", "l"],
         ["l", "i", "j", "k"],
     ]);
-    let bound = |v: &str| match v {
-        "i" => "NI",
-        "j" => "NJ",
-        "k" => "NK",
-        _ => "NL",
-    };
     let z = cx.zero();
-    let init = heads(cx, &["i", "j", "l"], bound);
+    let init = heads(cx, &["i", "j", "l"]);
     cx.nest(&init, &[format!("Y[i][j][l] = {z};")]);
     let u = if u_t { "U[l][k]" } else { "U[k][l]" };
-    let hs = heads(cx, &order, bound);
+    let hs = heads(cx, &order);
     cx.nest(&hs, &[format!("Y[i][j][l] += X[i][j][k] * {u};")]);
     Sketch {
         tag: format!("mode3-{}{}", order.concat(), if u_t { "-ut" } else { "" }),
@@ -139,14 +134,8 @@ fn batched(cx: &mut Ctx) -> Sketch {
         ["i", "b", "k", "j"],
         ["b", "k", "i", "j"],
     ]);
-    let bound = |v: &str| match v {
-        "b" => "NB",
-        "i" => "NI",
-        "j" => "NJ",
-        _ => "NK",
-    };
     let b = if shared { "B[k][j]" } else { "B[b][k][j]" };
-    let hs = heads(cx, &order, bound);
+    let hs = heads(cx, &order);
     cx.nest(&hs, &[format!("C[b][i][j] += A[b][i][k] * {b};")]);
     Sketch {
         tag: format!(
@@ -176,16 +165,10 @@ fn mttkrp(cx: &mut Ctx) -> Sketch {
         ["i", "r", "j", "k"],
         ["j", "k", "i", "r"],
     ]);
-    let bound = |v: &str| match v {
-        "i" => "NI",
-        "j" => "NJ",
-        "k" => "NK",
-        _ => "NR",
-    };
     let z = cx.zero();
-    let init = heads(cx, &["i", "r"], bound);
+    let init = heads(cx, &["i", "r"]);
     cx.nest(&init, &[format!("M[i][r] = {z};")]);
-    let hs = heads(cx, &order, bound);
+    let hs = heads(cx, &order);
     cx.nest(
         &hs,
         &["M[i][r] += X[i][j][k] * B[j][r] * C[k][r];".to_string()],

@@ -60,11 +60,6 @@ fn distance_product(cx: &mut Ctx) -> Sketch {
     cx.output("C", &["NI", "NJ"]);
     let max = cx.rng.chance(0.3);
     let better = if max { ">" } else { "<" };
-    let bound = |v: &str| match v {
-        "i" => "NI",
-        "j" => "NJ",
-        _ => "NK",
-    };
     let acc = cx.rng.chance(0.4);
     let order = if acc {
         ["i", "j", "k"]
@@ -93,7 +88,7 @@ fn distance_product(cx: &mut Ctx) -> Sketch {
             .iter()
             .map(|v| {
                 let lo = if *v == "k" { "1" } else { "0" };
-                cx.lt(v, lo, bound(v))
+                cx.lt(v, lo, &extent(v))
             })
             .collect();
         let e = pick(cx, better, "A[i][k] + B[k][j]", "C[i][j]");
