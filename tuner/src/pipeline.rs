@@ -26,7 +26,8 @@ use crate::events::{Event, Events};
 use crate::features::{machine_info, nest_features, nest_root};
 use crate::nest_bench::{Measuring, NestBench};
 use crate::ranker::{
-    EmbeddingRanker, Query, RandomRanker, Ranker, RankerKind, RawFeatureRanker, VoteRanker,
+    EmbeddingRanker, FusedRanker, Query, RandomRanker, Ranker, RankerKind, RawFeatureRanker,
+    VoteRanker,
 };
 use crate::records::MemoryRecords;
 use crate::report::{
@@ -396,6 +397,14 @@ impl Pipeline {
             )),
             RankerKind::RawVotes => Box::new(VoteRanker::new(
                 self.ranker_for(RankerKind::RawFeatures, model, db)?,
+                self.k,
+            )),
+            RankerKind::Fused => Box::new(FusedRanker::new(
+                self.ranker_for(RankerKind::Embedding, model, db)?,
+                self.ranker_for(RankerKind::RawFeatures, model, db)?,
+            )),
+            RankerKind::FusedVotes => Box::new(VoteRanker::new(
+                self.ranker_for(RankerKind::Fused, model, db)?,
                 self.k,
             )),
         })

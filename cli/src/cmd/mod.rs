@@ -73,6 +73,10 @@ pub enum RankerArg {
     EmbeddingVotes,
     /// The raw features' nearest entries vote the same way.
     RawVotes,
+    /// The embedding's and the raw features' orders fused by their ranks.
+    Fused,
+    /// The fused order's nearest entries vote by their transfer rows.
+    FusedVotes,
 }
 
 impl From<RankerArg> for tuner::ranker::RankerKind {
@@ -83,6 +87,8 @@ impl From<RankerArg> for tuner::ranker::RankerKind {
             RankerArg::Raw => RankerKind::RawFeatures,
             RankerArg::EmbeddingVotes => RankerKind::EmbeddingVotes,
             RankerArg::RawVotes => RankerKind::RawVotes,
+            RankerArg::Fused => RankerKind::Fused,
+            RankerArg::FusedVotes => RankerKind::FusedVotes,
         }
     }
 }

@@ -8,18 +8,11 @@ pub fn render_eval(r: &EvalReport) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let w = super::name_width(r.rows.iter().map(|row| row.program.as_str()), 16);
-    let _ = writeln!(
-        out,
-        "{:<w$}{:<8}{:>8}  {:>16}{:>16}{:>16}{:>16}{:>16}",
-        "program",
-        "nest",
-        "best",
-        "embedding",
-        "raw features",
-        "random",
-        "embedding votes",
-        "raw votes"
-    );
+    let _ = write!(out, "{:<w$}{:<8}{:>8}  ", "program", "nest", "best");
+    for k in RankerKind::ALL {
+        let _ = write!(out, "{:>16}", k.name());
+    }
+    out.push('\n');
     for row in &r.rows {
         let _ = write!(
             out,

@@ -4,11 +4,13 @@
 //! eval` compares all of them.
 
 mod embedding;
+mod fused;
 mod random;
 mod raw;
 mod vote;
 
 pub use embedding::EmbeddingRanker;
+pub use fused::{fuse, FusedRanker};
 pub use random::RandomRanker;
 pub use raw::RawFeatureRanker;
 pub use vote::{vote, VoteRanker};
@@ -62,16 +64,24 @@ pub enum RankerKind {
     /// The raw features' nearest entries vote with their transfer rows ([`vote`]).
     #[serde(rename = "raw votes")]
     RawVotes,
+    /// The embedding's and the raw features' orders fused by their ranks ([`fuse`]).
+    #[serde(rename = "fused")]
+    Fused,
+    /// The fused order's nearest entries vote with their transfer rows ([`vote`]).
+    #[serde(rename = "fused votes")]
+    FusedVotes,
 }
 
 impl RankerKind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [RankerKind; 5] = [
+    pub const ALL: [RankerKind; 7] = [
         RankerKind::Embedding,
         RankerKind::RawFeatures,
         RankerKind::Random,
         RankerKind::EmbeddingVotes,
         RankerKind::RawVotes,
+        RankerKind::Fused,
+        RankerKind::FusedVotes,
     ];
 
     /// For a voting kind, the ranker whose nearest entries vote ([`vote`]).
@@ -79,6 +89,7 @@ impl RankerKind {
         match self {
             RankerKind::EmbeddingVotes => Some(RankerKind::Embedding),
             RankerKind::RawVotes => Some(RankerKind::RawFeatures),
+            RankerKind::FusedVotes => Some(RankerKind::Fused),
             _ => None,
         }
     }
@@ -91,6 +102,8 @@ impl RankerKind {
             RankerKind::Random => "random",
             RankerKind::EmbeddingVotes => "embedding votes",
             RankerKind::RawVotes => "raw votes",
+            RankerKind::Fused => "fused",
+            RankerKind::FusedVotes => "fused votes",
         }
     }
 }

@@ -11,7 +11,10 @@
 //! whenever the best's one measurement ran high. The contenders that decide a nest's
 //! hits (every recipe whose one measurement came within [`SETTLE_SHARE`] of the
 //! nest's best) are therefore measured again, `rounds` times in rotation with the
-//! baseline ([`Contest`]), and hits are judged on their medians. The rounds run over
+//! baseline ([`Contest`]), and hits are judged on their medians. So is each ranker's
+//! own fastest pick by its one measurement, wherever that fell: a disturbance of the
+//! machine during one measurement can halve it, and a pick left out of the contest
+//! would be judged on that one run while the best known is a median. The rounds run over
 //! every held-out nest in turn, after all of them were measured once, so that a nest's
 //! rounds lie minutes apart and a disturbance of the machine falls on one. Several
 //! seeds are evaluated in one run: each trains its own fold models and draws its own
@@ -22,7 +25,8 @@ use super::{prepare, SuiteSelection};
 use crate::events::{Event, Events};
 use crate::nest_bench::{Measuring, NestBench};
 use crate::ranker::{
-    EmbeddingRanker, Query, RandomRanker, Ranker, RankerKind, RawFeatureRanker, VoteRanker,
+    EmbeddingRanker, FusedRanker, Query, RandomRanker, Ranker, RankerKind, RawFeatureRanker,
+    VoteRanker,
 };
 use crate::retrieve::{rank_by_isa, walk};
 use crate::{Error, Result};
@@ -190,6 +194,17 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<Vec<EvalReport>> {
         }
         let mut raw = RawFeatureRanker::new(&train, &db);
         let mut raw_votes = VoteRanker::new(Box::new(raw.clone()), cfg.k);
+        let mut fused_plain: Vec<FusedRanker> = embedding
+            .iter()
+            .map(|e| FusedRanker::new(Box::new(e.clone()), Box::new(raw.clone())))
+            .collect();
+        let mut fused_votes: Vec<VoteRanker> = embedding
+            .iter()
+            .map(|e| {
+                let f = FusedRanker::new(Box::new(e.clone()), Box::new(raw.clone()));
+                VoteRanker::new(Box::new(f), cfg.k)
+            })
+            .collect();
         // The held-out program's nests and saved data, as the search left them.
         let (args, dry) = prepare(&suite, p, cfg.suite.preset, &cfg.measuring)?;
         for me in held {
@@ -200,12 +215,14 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<Vec<EvalReport>> {
             let bench = NestBench::new(&dry, nest, &args.cflags, &cfg.measuring);
             let mut picked = Vec::new();
             for s in 0..seeds.len() {
-                let rankers: [&mut dyn Ranker; 5] = [
+                let rankers: [&mut dyn Ranker; RankerKind::ALL.len()] = [
                     &mut embedding[s],
                     &mut raw,
                     &mut random[s],
                     &mut embedding_votes[s],
                     &mut raw_votes,
+                    &mut fused_plain[s],
+                    &mut fused_votes[s],
                 ];
                 picked.push(picks(&db, &bench, me, rankers, cfg.k, isa)?);
             }
@@ -415,7 +432,7 @@ fn picks(
     db: &Database,
     bench: &NestBench,
     me: usize,
-    rankers: [&mut dyn Ranker; 5],
+    rankers: [&mut dyn Ranker; RankerKind::ALL.len()],
     k: usize,
     isa: &str,
 ) -> Result<BTreeMap<RankerKind, Picks>> {
@@ -454,14 +471,46 @@ fn picks(
 
 /// The contenders among recipes measured once with speedups `once`: those faster than
 /// the baseline and within [`SETTLE_SHARE`] of the fastest, at most [`SETTLE_MOST`],
-/// fastest first.
-fn contenders(once: &[f64]) -> Vec<usize> {
+/// fastest first; then the recipes of `deciding` (each ranker's fastest pick) not among
+/// them, in their order.
+fn contenders(once: &[f64], deciding: &[usize]) -> Vec<usize> {
     let best = once.iter().copied().fold(1.0, f64::max);
     let mut out: Vec<usize> = (0..once.len())
         .filter(|&i| once[i] > 1.0 && once[i] >= SETTLE_SHARE * best)
         .collect();
     out.sort_by(|&a, &b| once[b].total_cmp(&once[a]));
     out.truncate(SETTLE_MOST);
+    for &i in deciding {
+        if i < once.len() && !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// For every seed's every ranker, the index into `all` of its picks' fastest by one
+/// measurement (`once`), each index once, in the order met.
+fn fastest_picks(
+    picked: &[BTreeMap<RankerKind, Picks>],
+    all: &[Recipe],
+    once: &[f64],
+) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::new();
+    for p in picked.iter().flat_map(|m| m.values()) {
+        let best = p
+            .recipes
+            .iter()
+            .filter_map(|r| all.iter().position(|x| x == r))
+            .fold(None, |acc: Option<usize>, i| match acc {
+                Some(a) if once[a] >= once[i] => Some(a),
+                _ => Some(i),
+            });
+        if let Some(i) = best {
+            if !out.contains(&i) {
+                out.push(i);
+            }
+        }
+    }
     out
 }
 
@@ -526,7 +575,7 @@ fn measure_once(
     }
     let once = speedups.of(&all)?;
     let (contenders, contest) = if rounds > 0 {
-        let c = contenders(&once);
+        let c = contenders(&once, &fastest_picks(&picked, &all, &once));
         let recipes: Vec<Recipe> = c.iter().map(|&i| all[i].clone()).collect();
         let contest = if recipes.is_empty() {
             None
@@ -699,11 +748,44 @@ mod tests {
     fn contenders_are_the_fastest_within_the_share_of_the_best() {
         let once = [0.5, 2.0, 1.5, 1.3, 1.0, 0.0, 1.45, 1.9, 1.8, 1.7, 1.6];
         // Within 70% of 2.0 (1.4 and up): seven; the six fastest, fastest first.
-        assert_eq!(contenders(&once), [1, 7, 8, 9, 10, 2]);
+        assert_eq!(contenders(&once, &[]), [1, 7, 8, 9, 10, 2]);
         // None faster than the baseline: nothing to settle.
-        assert!(contenders(&[1.0, 0.9, 0.0]).is_empty());
+        assert!(contenders(&[1.0, 0.9, 0.0], &[]).is_empty());
         // A best of 1.2: everything above 1.0 is within 70% of it.
-        assert_eq!(contenders(&[1.05, 1.2, 0.8]), [1, 0]);
+        assert_eq!(contenders(&[1.05, 1.2, 0.8], &[]), [1, 0]);
+        // A ranker's fastest pick joins wherever its one measurement fell, after the
+        // six (even slower than the baseline), once.
+        assert_eq!(
+            contenders(&once, &[0, 1, 5, 0, 11]),
+            [1, 7, 8, 9, 10, 2, 0, 5]
+        );
+    }
+
+    #[test]
+    fn each_rankers_fastest_pick_by_one_measurement_decides() {
+        let r = |steps: Vec<Step>| Recipe { steps };
+        let (a, b, c) = (
+            r(vec![Step::Vectorize { at: 0, width: None }]),
+            r(vec![Step::Vectorize { at: 1, width: None }]),
+            r(vec![Step::Vectorize { at: 2, width: None }]),
+        );
+        let all = vec![a.clone(), b.clone(), c.clone()];
+        let once = [1.53, 3.5, 0.9];
+        let picks = |rs: &[&Recipe]| Picks {
+            neighbours: Vec::new(),
+            recipes: rs.iter().map(|&r| r.clone()).collect(),
+        };
+        let seed1: BTreeMap<RankerKind, Picks> = [
+            (RankerKind::Embedding, picks(&[&c, &a])),
+            (RankerKind::RawFeatures, picks(&[&b, &a])),
+            (RankerKind::Random, picks(&[&c])),
+        ]
+        .into_iter()
+        .collect();
+        let seed2: BTreeMap<RankerKind, Picks> =
+            [(RankerKind::Embedding, picks(&[&a, &c]))].into_iter().collect();
+        // Embedding: a (1.53 over c's 0.9); raw: b; random: c; seed 2 repeats a.
+        assert_eq!(fastest_picks(&[seed1, seed2], &all, &once), [0, 1, 2]);
     }
 
     #[test]

@@ -18,7 +18,9 @@
 
 use super::eval::{EvalReport, EvalRow, MethodOutcome};
 use crate::events::{Event, Events};
-use crate::ranker::{EmbeddingRanker, Query, RandomRanker, Ranker, RawFeatureRanker, VoteRanker};
+use crate::ranker::{
+    EmbeddingRanker, FusedRanker, Query, RandomRanker, Ranker, RawFeatureRanker, VoteRanker,
+};
 use crate::{Error, Result};
 use embeddings::db::{Database, Entry};
 use embeddings::embed::Embedder;
@@ -61,6 +63,9 @@ pub fn evaluate_offline(
         random.set_space(embedding.vectors().to_vec());
         let mut embedding_votes = VoteRanker::new(Box::new(embedding.clone()), k);
         let mut raw_votes = VoteRanker::new(Box::new(raw.clone()), k);
+        let fused = || FusedRanker::new(Box::new(embedding.clone()), Box::new(raw.clone()));
+        let mut fused_plain = fused();
+        let mut fused_votes = VoteRanker::new(Box::new(fused()), k);
         for me in held {
             let row = held_out(
                 db,
@@ -71,6 +76,8 @@ pub fn evaluate_offline(
                     &mut random,
                     &mut embedding_votes,
                     &mut raw_votes,
+                    &mut fused_plain,
+                    &mut fused_votes,
                 ],
                 k,
             )?;
