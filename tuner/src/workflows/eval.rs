@@ -782,8 +782,9 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let seed2: BTreeMap<RankerKind, Picks> =
-            [(RankerKind::Embedding, picks(&[&a, &c]))].into_iter().collect();
+        let seed2: BTreeMap<RankerKind, Picks> = [(RankerKind::Embedding, picks(&[&a, &c]))]
+            .into_iter()
+            .collect();
         // Embedding: a (1.53 over c's 0.9); raw: b; random: c; seed 2 repeats a.
         assert_eq!(fastest_picks(&[seed1, seed2], &all, &once), [0, 1, 2]);
     }
