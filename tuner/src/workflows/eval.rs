@@ -419,6 +419,7 @@ fn held_entries(db: &Database, program: &str, isa: &str) -> Vec<usize> {
 }
 
 /// What one ranker picked for a held-out nest.
+#[derive(Clone)]
 struct Picks {
     /// The entries: (program, nest, distance).
     neighbours: Vec<(String, String, f32)>,
@@ -489,7 +490,9 @@ fn contenders(once: &[f64], deciding: &[usize]) -> Vec<usize> {
 }
 
 /// For every seed's every ranker, the index into `all` of its picks' fastest by one
-/// measurement (`once`), each index once, in the order met.
+/// measurement (`once`), each index once, in the order met; none for a ranker whose
+/// picks all failed (speedup 0: refused, crashed or computed something else, which
+/// rounds would not change).
 fn fastest_picks(
     picked: &[BTreeMap<RankerKind, Picks>],
     all: &[Recipe],
@@ -501,6 +504,7 @@ fn fastest_picks(
             .recipes
             .iter()
             .filter_map(|r| all.iter().position(|x| x == r))
+            .filter(|&i| once[i] > 0.0)
             .fold(None, |acc: Option<usize>, i| match acc {
                 Some(a) if once[a] >= once[i] => Some(a),
                 _ => Some(i),
@@ -786,7 +790,12 @@ mod tests {
             .into_iter()
             .collect();
         // Embedding: a (1.53 over c's 0.9); raw: b; random: c; seed 2 repeats a.
-        assert_eq!(fastest_picks(&[seed1, seed2], &all, &once), [0, 1, 2]);
+        assert_eq!(
+            fastest_picks(&[seed1.clone(), seed2], &all, &once),
+            [0, 1, 2]
+        );
+        // Where c failed, random (c alone) has no fastest pick.
+        assert_eq!(fastest_picks(&[seed1], &all, &[1.53, 3.5, 0.0]), [0, 1]);
     }
 
     #[test]
