@@ -51,8 +51,9 @@ pub enum DbCommand {
     Synth(DbSynthArgs),
     /// Leave-one-program-out retrieval quality: per held-out nest, the best recipes of
     /// its K nearest entries from other programs (by embedding, by raw features, at
-    /// random, and the recipes the embedding's or the raw features' nearest entries vote
-    /// for with their transfer rows), re-fitted and measured on its saved data. Trains a
+    /// random, by both fused by their ranks, and the recipes the embedding's, the raw
+    /// features' or the fused order's nearest entries vote for with their transfer rows),
+    /// re-fitted and measured on its saved data. Trains a
     /// model per program: needs a tune built with `--features train` (libtorch).
     Eval(DbEvalArgs),
     /// Measure every entry's best recipe, re-fitted, on every nest of the database (on
