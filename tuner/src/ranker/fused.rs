@@ -27,6 +27,14 @@ impl<'a> FusedRanker<'a> {
     pub fn new(first: Box<dyn Ranker + 'a>, second: Box<dyn Ranker + 'a>) -> FusedRanker<'a> {
         FusedRanker { first, second }
     }
+
+    /// The embedding's order (first) fused with the raw features'.
+    pub fn embedding_and_raw(
+        embedding: &super::EmbeddingRanker<'a>,
+        raw: &super::RawFeatureRanker,
+    ) -> FusedRanker<'a> {
+        FusedRanker::new(Box::new(embedding.clone()), Box::new(raw.clone()))
+    }
 }
 
 /// `first` and `second` (orders of the same entries, nearest first) fused by reciprocal

@@ -196,14 +196,11 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<Vec<EvalReport>> {
         let mut raw_votes = VoteRanker::new(Box::new(raw.clone()), cfg.k);
         let mut fused_plain: Vec<FusedRanker> = embedding
             .iter()
-            .map(|e| FusedRanker::new(Box::new(e.clone()), Box::new(raw.clone())))
+            .map(|e| FusedRanker::embedding_and_raw(e, &raw))
             .collect();
         let mut fused_votes: Vec<VoteRanker> = embedding
             .iter()
-            .map(|e| {
-                let f = FusedRanker::new(Box::new(e.clone()), Box::new(raw.clone()));
-                VoteRanker::new(Box::new(f), cfg.k)
-            })
+            .map(|e| VoteRanker::new(Box::new(FusedRanker::embedding_and_raw(e, &raw)), cfg.k))
             .collect();
         // The held-out program's nests and saved data, as the search left them.
         let (args, dry) = prepare(&suite, p, cfg.suite.preset, &cfg.measuring)?;
@@ -505,10 +502,9 @@ fn fastest_picks(
             .iter()
             .filter_map(|r| all.iter().position(|x| x == r))
             .filter(|&i| once[i] > 0.0)
-            .fold(None, |acc: Option<usize>, i| match acc {
-                Some(a) if once[a] >= once[i] => Some(a),
-                _ => Some(i),
-            });
+            // The last maximum of the reversed picks: on a tie, the earlier pick.
+            .rev()
+            .max_by(|&a, &b| once[a].total_cmp(&once[b]));
         if let Some(i) = best {
             if !out.contains(&i) {
                 out.push(i);

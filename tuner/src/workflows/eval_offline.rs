@@ -63,9 +63,11 @@ pub fn evaluate_offline(
         random.set_space(embedding.vectors().to_vec());
         let mut embedding_votes = VoteRanker::new(Box::new(embedding.clone()), k);
         let mut raw_votes = VoteRanker::new(Box::new(raw.clone()), k);
-        let fused = || FusedRanker::new(Box::new(embedding.clone()), Box::new(raw.clone()));
-        let mut fused_plain = fused();
-        let mut fused_votes = VoteRanker::new(Box::new(fused()), k);
+        let mut fused_plain = FusedRanker::embedding_and_raw(&embedding, &raw);
+        let mut fused_votes = VoteRanker::new(
+            Box::new(FusedRanker::embedding_and_raw(&embedding, &raw)),
+            k,
+        );
         for me in held {
             let row = held_out(
                 db,
