@@ -19,7 +19,8 @@
 #      $SLURM_ARRAY_TASK_ID/4 ... --resume`, 2 or 3 programs each). Once task 0 has finished
 #      its first program, it is killed with `scontrol requeue`: Slurm starts it again,
 #      and --resume must finish the shard without redoing what its journal holds (should
-#      the kill come after the shard's end, the next task is tried).
+#      the kill come after the shard's end, the next task is tried; should it come after
+#      every task's end, the array runs once more from nothing).
 #   5. Runs the README's `tune batch --merge` and checks that the merged results hold
 #      the programs of an unsharded `tune batch` run of the same suite (run with the
 #      cache the array filled, so it costs seconds) and of the manifest, each once, with
@@ -244,41 +245,56 @@ wait_done() { # until no task of array $1 is pending or running
 }
 lines() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
 
-say "sbatch: the README's job array, ${#PROGRAMS[@]} programs at $PRESET in $shards tasks"
-job=$(sbatch --parsable --chdir="$tmp" --output="$tmp/logs/slurm-%A_%a.out" \
-  --open-mode=append --requeue "$tmp/array.sh") || fail "sbatch failed"
-job=${job%%;*}
-# Requeue a task once it has journaled a program. The tasks run one after another
-# (--exclusive), so should a task's last programs finish before the kill reaches it (the
-# journal is then complete), the next task is tried.
-nprog=${#PROGRAMS[@]}
-victim="" done_before=0
-for t in $(seq 0 $((shards - 1))); do
-  size=$(((nprog - t + shards - 1) / shards))
-  [ "$size" -ge 2 ] || continue
-  journal="$tmp/results/shard-$t/journal.jsonl"
-  i=0
-  while [ "$(lines "$journal")" -lt 1 ]; do
-    if [ $((i % 10)) -eq 0 ]; then
-      state=$(job_states "$job" | awk -v t="_$t" 'substr($1, length($1) - length(t) + 1) == t { print $2 }')
-      case "$state" in
-        PENDING | RUNNING | CONFIGURING | "") ;;
-        *) fail "array task ${job}_$t ended ($state) before its first program was journaled" ;;
-      esac
-      [ $((SECONDS - start_s)) -lt "$LIMIT_S" ] || fail "no program of shard $t finished within ${LIMIT_S}s"
-    fi
-    i=$((i + 1))
-    sleep 0.1
+# One attempt: submit the array, then requeue the first task that still has programs to
+# tune once it has journaled one; sets $job, $victim (empty when every task finished its
+# shard before the kill reached it) and $done_before.
+attempt() {
+  say "sbatch: the README's job array, ${#PROGRAMS[@]} programs at $PRESET in $shards tasks"
+  job=$(sbatch --parsable --chdir="$tmp" --output="$tmp/logs/slurm-%A_%a.out" \
+    --open-mode=append --requeue "$tmp/array.sh") || fail "sbatch failed"
+  job=${job%%;*}
+  # Requeue a task once it has journaled a program. The tasks run one after another
+  # (--exclusive), so should a task's last programs finish before the kill reaches it (the
+  # journal is then complete), the next task is tried.
+  nprog=${#PROGRAMS[@]}
+  victim="" done_before=0
+  for t in $(seq 0 $((shards - 1))); do
+    size=$(((nprog - t + shards - 1) / shards))
+    [ "$size" -ge 2 ] || continue
+    journal="$tmp/results/shard-$t/journal.jsonl"
+    i=0
+    while [ "$(lines "$journal")" -lt 1 ]; do
+      if [ $((i % 10)) -eq 0 ]; then
+        state=$(job_states "$job" | awk -v t="_$t" 'substr($1, length($1) - length(t) + 1) == t { print $2 }')
+        case "$state" in
+          PENDING | RUNNING | CONFIGURING | "") ;;
+          *) fail "array task ${job}_$t ended ($state) before its first program was journaled" ;;
+        esac
+        [ $((SECONDS - start_s)) -lt "$LIMIT_S" ] || fail "no program of shard $t finished within ${LIMIT_S}s"
+      fi
+      i=$((i + 1))
+      sleep 0.1
+    done
+    done_before=$(lines "$journal")
+    say "task ${job}_$t has $done_before of $size programs in its journal: scontrol requeue ${job}_$t"
+    scontrol requeue "${job}_$t" || fail "scontrol requeue ${job}_$t failed"
+    for _ in $(seq 100); do grep -q 'DUE TO JOB REQUEUE' "$tmp/logs/slurm-${job}_$t.out" 2>/dev/null && break; sleep 0.1; done
+    sleep 1
+    if [ "$(lines "$journal")" -lt "$size" ]; then victim=$t; break; fi
+    say "task ${job}_$t finished its shard before the kill reached it; trying the next task"
   done
-  done_before=$(lines "$journal")
-  say "task ${job}_$t has $done_before of $size programs in its journal: scontrol requeue ${job}_$t"
-  scontrol requeue "${job}_$t" || fail "scontrol requeue ${job}_$t failed"
-  for _ in $(seq 100); do grep -q 'DUE TO JOB REQUEUE' "$tmp/logs/slurm-${job}_$t.out" 2>/dev/null && break; sleep 0.1; done
-  sleep 1
-  if [ "$(lines "$journal")" -lt "$size" ]; then victim=$t; break; fi
-  say "task ${job}_$t finished its shard before the kill reached it; trying the next task"
+}
+# The kill races the MINI programs (seconds each): should no task be caught mid-way, the
+# array runs once more from nothing (results, logs and cache removed).
+for try in 1 2; do
+  attempt
+  [ -n "$victim" ] && break
+  wait_done "$job"
+  [ "$try" -eq 1 ] || fail "no array task could be requeued mid-way (each finished its shard first), twice"
+  say "no task was caught mid-way; the array runs again from nothing"
+  rm -rf "$tmp/results" "$tmp/logs" "$tmp/cache"
+  mkdir -p "$tmp/results" "$tmp/logs"
 done
-[ -n "$victim" ] || fail "no array task could be requeued mid-way (each finished its shard first)"
 wait_done "$job"
 
 bad=$(job_states "$job" | awk '$2 != "COMPLETED" || $3 != "0:0"')
