@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// Version of the feature layout; checkpoints and databases record it.
-pub const FEATURE_VERSION: u32 = 3;
+pub const FEATURE_VERSION: u32 = 4;
 pub const LOOP_DIM: usize = 16;
 pub const ACCESS_DIM: usize = 20;
 pub const GLOBAL_DIM: usize = 16;

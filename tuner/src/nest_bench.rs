@@ -159,10 +159,35 @@ impl<'a> NestBench<'a> {
     /// The untransformed nest, built as the measuring settings say and measured with
     /// `measure`.
     pub fn measure_with(&self, measure: &Measure) -> Result<CutoutRun> {
+        self.measure_variant(&self.cutout.original(), measure)
+    }
+
+    /// The nest transformed by `recipe`, built as the measuring settings say and
+    /// measured with `measure` under the variant name `name`; None where the recipe does
+    /// not apply. A build failure is the run's verdict.
+    pub fn measure_recipe(
+        &self,
+        name: &str,
+        recipe: &Recipe,
+        measure: &Measure,
+    ) -> Result<Option<CutoutRun>> {
+        let t = self.target();
+        let Ok(transformed) = ir::transform::apply(t.program, t.region, t.root, recipe) else {
+            return Ok(None);
+        };
+        self.measure_variant(&self.cutout.variant(name, &transformed), measure)
+            .map(Some)
+    }
+
+    fn measure_variant(
+        &self,
+        v: &profiling::cutout::Variant,
+        measure: &Measure,
+    ) -> Result<CutoutRun> {
         let m = self.measuring;
         let (run, _) = self.cutout.measure(
             &m.toolchain,
-            &self.cutout.original(),
+            v,
             self.cutout.version,
             measure,
             m.timeout,

@@ -23,7 +23,7 @@
 //! whole-program check ([`crate::check`]) finds it slower.
 
 use crate::events::{Event, Events};
-use crate::features::{machine_info, nest_features, nest_root};
+use crate::features::{feature_time, machine_info, nest_features, nest_root};
 use crate::nest_bench::{Measuring, NestBench};
 use crate::ranker::{
     EmbeddingRanker, FusedRanker, Query, RandomRanker, Ranker, RankerKind, RawFeatureRanker,
@@ -651,12 +651,25 @@ impl Pipeline {
         let program = bench.program;
         let mut base = self.baseline(ctx, bench)?;
         base.counters = clock.add_to(&mut time.profiling_s, || crate::counters::read(bench));
+        // The features read the time of the nest's normal form: one more build and run
+        // where the nest is not written in it (profiling, not a candidate).
+        let normal = crate::features::normal_form(program, nest);
+        let feature_s = clock.add_to(&mut time.profiling_s, || {
+            let measure = crate::tune_loop::baseline_measure(&self.measure);
+            let measure = if base.run.stats.median >= ONE_RUN_BASELINE_S {
+                measure.long_reps(1)
+            } else {
+                measure
+            };
+            feature_time(bench, normal.as_ref(), base.run.stats.median, &measure)
+        })?;
         let (features, counts) = clock.add_to(&mut time.profiling_s, || {
             nest_features(
                 program,
                 nest,
+                normal.as_ref(),
                 &ctx.dry.cache.data(),
-                base.run.stats.median,
+                feature_s,
                 &base.counters,
                 ctx.machine,
             )

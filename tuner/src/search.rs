@@ -50,6 +50,11 @@ pub struct NestResult {
     pub root: usize,
     /// Median of the untransformed nest (seconds).
     pub baseline_s: f64,
+    /// Median of the nest's normal form (`ir::normalize`), what its features read: the
+    /// baseline's where the nest is written in normal form or its normal form did not
+    /// verify. Absent from results written before it was recorded (0).
+    #[serde(default)]
+    pub normal_s: f64,
     /// Median of the best verified recipe (seconds).
     pub best_s: f64,
     /// Baseline over best.
@@ -66,6 +71,18 @@ pub struct NestResult {
     pub seconds: f64,
     /// Hardware counters of the untransformed nest (empty without a PMU).
     pub counters: Vec<profiling::cutout::CounterReading>,
+}
+
+impl NestResult {
+    /// The time the nest's features read: its normal form's (the baseline's in
+    /// results written before the normal form was recorded).
+    pub fn feature_s(&self) -> f64 {
+        if self.normal_s > 0.0 {
+            self.normal_s
+        } else {
+            self.baseline_s
+        }
+    }
 }
 
 /// What a search found, with the program it searched.
@@ -134,6 +151,22 @@ pub fn search(cfg: &SearchConfig) -> Result<Searched> {
             }
             mine.add(m, Proposer::Baseline)?;
         }
+        // The normal form, whose time the nest's features read (a candidate like any).
+        let normal = crate::features::normal_recipe(program, nest);
+        if let Some(recipe) = &normal {
+            if mine.find(recipe).is_none() {
+                if let Some(r) = bench.measure_recipe(
+                    "normal-form",
+                    recipe,
+                    &crate::tune_loop::baseline_measure(&cfg.measuring.measure),
+                )? {
+                    mine.add(
+                        crate::records::Measured::of_run(recipe, &r),
+                        Proposer::NormalForm,
+                    )?;
+                }
+            }
+        }
         // The bounds of early stops start from the baseline's statistics (none until
         // a candidate verifies where the baseline did not).
         let baseline = mine
@@ -170,6 +203,7 @@ pub fn search(cfg: &SearchConfig) -> Result<Searched> {
         results.push(nest_result(
             &mine,
             nest,
+            normal.as_ref(),
             new,
             started.elapsed().as_secs_f64(),
         ));
@@ -182,20 +216,28 @@ pub fn search(cfg: &SearchConfig) -> Result<Searched> {
     })
 }
 
-/// The best recipe of a nest from its records.
+/// The best recipe of a nest from its records, with the time of its normal form
+/// (`normal`: the recipe that writes it so, None where it is written so).
 fn nest_result(
     records: &NestRecords,
     nest: &ir::codegen::Nest,
+    normal: Option<&Recipe>,
     new: usize,
     seconds: f64,
 ) -> NestResult {
     let original = records.find(&Recipe::default());
     let baseline = original.as_ref().map_or(0.0, |m| m.stats.median);
     let cands = records.candidates();
+    let timed =
+        |m: &&crate::records::Measured| m.verdict == Verdict::Verified && m.stats.median > 0.0;
     let best = cands
         .iter()
-        .filter(|m| m.verdict == Verdict::Verified && m.stats.median > 0.0)
+        .filter(timed)
         .min_by(|a, b| a.stats.median.total_cmp(&b.stats.median));
+    let normal_s = normal
+        .and_then(|r| records.find(r))
+        .filter(|m| timed(&m))
+        .map_or(baseline, |m| m.stats.median);
     let (best_s, best_recipe) = match best {
         Some(b) if b.stats.median < baseline => (b.stats.median, b.recipe.clone()),
         _ => (baseline, Recipe::default()),
@@ -205,6 +247,7 @@ fn nest_result(
         region: nest.region,
         root: nest.root,
         baseline_s: baseline,
+        normal_s,
         best_s,
         speedup: if best_s > 0.0 { baseline / best_s } else { 1.0 },
         best: best_recipe,

@@ -89,8 +89,8 @@ impl FromStr for StrategyKind {
 }
 
 /// Who proposed a measured recipe: the untransformed baseline, transfer from the
-/// database, or a search strategy. Stored as its name (`baseline`, `transfer`,
-/// `random`, ...).
+/// database, a search strategy, ... Stored as its name (`baseline`, `transfer`,
+/// `random`, `normal-form`, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub enum Proposer {
@@ -105,6 +105,8 @@ pub enum Proposer {
     Search(StrategyKind),
     /// The local search of `tune apply --refine` around the best transferred recipe.
     Refine,
+    /// The nest's normal form (`ir::normalize`), measured for its features.
+    NormalForm,
 }
 
 impl fmt::Display for Proposer {
@@ -115,6 +117,7 @@ impl fmt::Display for Proposer {
             Proposer::Whole => f.pad("whole-nest"),
             Proposer::Search(k) => f.pad(k.name()),
             Proposer::Refine => f.pad("refine"),
+            Proposer::NormalForm => f.pad("normal-form"),
         }
     }
 }
@@ -133,6 +136,7 @@ impl TryFrom<String> for Proposer {
             "transfer" => Ok(Proposer::Transfer),
             "whole-nest" => Ok(Proposer::Whole),
             "refine" => Ok(Proposer::Refine),
+            "normal-form" => Ok(Proposer::NormalForm),
             other => other
                 .parse()
                 .map(Proposer::Search)
@@ -159,6 +163,7 @@ mod tests {
             Proposer::Transfer,
             Proposer::Whole,
             Proposer::Refine,
+            Proposer::NormalForm,
         ] {
             let json = serde_json::to_string(&p).unwrap();
             assert_eq!(serde_json::from_str::<Proposer>(&json).unwrap(), p);

@@ -62,8 +62,9 @@ pub fn entries_of(s: &Searched, name: &str, machine: Option<&MachineInfo>) -> Re
         let Some((f, _)) = nest_features(
             &s.program,
             nest,
+            crate::features::normal_form(&s.program, nest).as_ref(),
             &s.data_dir,
-            r.baseline_s,
+            r.feature_s(),
             &r.counters,
             machine,
         ) else {

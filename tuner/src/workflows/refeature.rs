@@ -1,8 +1,11 @@
 //! Extracting a database's features again: `tune db refeature`. After a change of the
 //! feature layout (`FEATURE_VERSION`), every entry's features are recomputed from its
 //! program's dry run (the nest as it stands in the suite's source, its saved data, the
-//! entry's recorded baseline time, this machine's description), without measuring
-//! anything. Embeddings made from the old features are cleared (`tune db embed` after a
+//! entry's recorded baseline time). Where the nest is not written in its normal form,
+//! the time the features read is the recorded one scaled by the ratio of the normal
+//! form's time to the nest's own, both measured here, so that an entry recorded on
+//! another machine keeps that machine's scale; it keeps its machine group and hardware
+//! counters too (the cache model is this machine's). Embeddings made from the old features are cleared (`tune db embed` after a
 //! model is trained on the new ones). The file is written only once every entry has
 //! new features, so a database never mixes two layouts; an entry whose program no
 //! longer has its nest (the frontend now reads the program otherwise) is dropped only
@@ -10,11 +13,13 @@
 
 use super::{prepare, SuiteSelection};
 use crate::events::{Event, Events};
-use crate::features::nest_features;
-use crate::nest_bench::Measuring;
+use crate::features::{nest_features, normal_form, normal_form_time};
+use crate::nest_bench::{Measuring, NestBench};
 use crate::{Error, Result};
 use embeddings::db::Database;
 use embeddings::FEATURE_VERSION;
+use ir::normalize::Normalized;
+use profiling::cutout::Verdict;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone)]
@@ -39,6 +44,29 @@ pub struct Refeatured {
     pub dropped: Vec<(String, String)>,
 }
 
+/// The time of the nest's normal form `normal` on the scale of `recorded_s`, the
+/// nest's time where its entry was measured: `recorded_s` times the normal form's time
+/// over the nest's, both measured here. `recorded_s` itself where the nest is written
+/// in normal form, or either run does not verify.
+fn normal_form_time_of(
+    bench: &NestBench,
+    normal: Option<&Normalized>,
+    recorded_s: f64,
+) -> Result<f64> {
+    let measure = &bench.measuring.measure;
+    let Some(normal_s) = normal_form_time(bench, normal, measure)? else {
+        return Ok(recorded_s);
+    };
+    let written = bench.measure_with(measure)?;
+    Ok(
+        if written.verdict == Verdict::Verified && written.stats.median > 0.0 {
+            recorded_s * normal_s / written.stats.median
+        } else {
+            recorded_s
+        },
+    )
+}
+
 /// Recomputes the features of every entry of `cfg.db`.
 pub fn refeature(cfg: &RefeatureConfig, events: &Events) -> Result<Refeatured> {
     let mut db = Database::load(&cfg.db).map_err(Error::ReadDatabase)?;
@@ -55,7 +83,7 @@ pub fn refeature(cfg: &RefeatureConfig, events: &Events) -> Result<Refeatured> {
             if mine.is_empty() {
                 continue;
             }
-            let (_, dry) = prepare(&suite, p, sel.preset, &cfg.measuring)?;
+            let (args, dry) = prepare(&suite, p, sel.preset, &cfg.measuring)?;
             let program = &dry.parsed.program;
             for j in mine {
                 let e = &mut db.entries[j];
@@ -64,16 +92,23 @@ pub fn refeature(cfg: &RefeatureConfig, events: &Events) -> Result<Refeatured> {
                     missing[j] = true;
                     continue;
                 };
+                let bench = NestBench::new(&dry, nest, &args.cflags, &cfg.measuring);
+                let normal = normal_form(program, nest);
+                let time_s = normal_form_time_of(&bench, normal.as_ref(), e.baseline_s)?;
                 // The dry run reads no counters: the entry keeps those it was built with.
-                let (f, _) = nest_features(
+                let (mut f, _) = nest_features(
                     program,
                     nest,
+                    normal.as_ref(),
                     &dry.cache.data(),
-                    e.baseline_s,
+                    time_s,
                     &[],
                     machine.as_ref(),
                 )
                 .ok_or_else(|| Error::Failed(format!("{}: {}: no features", p.name, e.nest)))?;
+                if !e.features.machine.is_empty() {
+                    f.machine = std::mem::take(&mut e.features.machine);
+                }
                 e.features = f.with_counters_of(&e.features);
                 e.embedding.clear();
             }
