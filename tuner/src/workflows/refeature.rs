@@ -6,10 +6,11 @@
 //! form's time to the nest's own, both measured here, so that an entry recorded on
 //! another machine keeps that machine's scale; it keeps its machine group and hardware
 //! counters too (the cache model is this machine's). Embeddings made from the old
-//! features are cleared (`tune db embed` after a model is trained on the new ones). The file is written only once every entry has
-//! new features, so a database never mixes two layouts; an entry whose program no
-//! longer has its nest (the frontend now reads the program otherwise) is dropped only
-//! when asked (`drop_missing`), and named either way.
+//! features are cleared (`tune db embed` after a model is trained on the new ones). The
+//! file is written only once every entry has new features, so a database never mixes
+//! two layouts; an entry whose program no longer has its nest (the frontend now reads
+//! the program otherwise) is dropped only when asked (`drop_missing`), and named either
+//! way.
 
 use super::{prepare, SuiteSelection};
 use crate::events::{Event, Events};
