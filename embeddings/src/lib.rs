@@ -11,6 +11,7 @@ pub mod codec;
 pub mod db;
 pub mod embed;
 pub mod embedder;
+pub mod ensemble;
 pub mod features;
 
 pub use db::{Database, Entry, Neighbour};

@@ -335,6 +335,10 @@ pub struct DbEvalArgs {
     contrastive_weight: f64,
     #[command(flatten)]
     anchor: AnchorArg,
+    /// Models per fold and seed: the embedding of an ensemble of N models trained under
+    /// seeds derived from the seed (their embeddings side by side; 1: one model).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = crate::cmd::positive_count)]
+    ensemble: usize,
     /// Timed repetitions per variant (many held-out nests run for microseconds).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
@@ -511,6 +515,7 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                     a.k,
                     &a.anchor.model(),
                     &train,
+                    a.ensemble,
                     &crate::cmd::lines(),
                 )?);
             }
@@ -525,6 +530,7 @@ pub fn cmd_db(c: DbCommand) -> Result<i32, Error> {
                 seeds: a.seed,
                 rounds: a.rounds,
                 model: a.anchor.model(),
+                ensemble: a.ensemble,
                 train: models::TrainOptions {
                     epochs: a.epochs,
                     contrastive_weight: a.contrastive_weight,

@@ -31,7 +31,7 @@ use crate::ranker::{
 use crate::retrieve::{rank_by_isa, walk};
 use crate::{Error, Result};
 use embeddings::db::{Database, Entry};
-use embeddings::embed::Embedder;
+use embeddings::ensemble::Ensemble;
 use ir::transform::Recipe;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -129,6 +129,8 @@ pub struct EvalConfig {
     pub rounds: usize,
     /// Each fold's model ([`embeddings::embed::model_config`], or a variant of it).
     pub model: models::ModelConfig,
+    /// Models per fold and seed ([`Ensemble`]; 1: one model).
+    pub ensemble: usize,
     /// How each fold's model is trained (its seed aside).
     pub train: models::TrainOptions,
     /// How candidates are measured.
@@ -177,9 +179,7 @@ pub fn evaluate(cfg: &EvalConfig, events: &Events) -> Result<Vec<EvalReport>> {
                 seed,
                 ..cfg.train.clone()
             };
-            models.push(Embedder::new(embeddings::embed::train(
-                &train, &cfg.model, &opts,
-            )?)?);
+            models.push(Ensemble::train(&train, &cfg.model, &opts, cfg.ensemble)?);
         }
         let mut embedding = Vec::new();
         for m in &models {

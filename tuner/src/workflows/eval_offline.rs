@@ -23,18 +23,20 @@ use crate::ranker::{
 };
 use crate::{Error, Result};
 use embeddings::db::{Database, Entry};
-use embeddings::embed::Embedder;
+use embeddings::ensemble::Ensemble;
 use std::collections::BTreeMap;
 
 /// Leave-one-program-out over the programs of `db` (those of `only`, all when empty)
 /// whose entries have transfer rows, each held out with its loop-order variants;
-/// `train` trains each fold's model (its seed also orders the random ranker).
+/// `train` trains each fold's model (its seed also orders the random ranker), an
+/// ensemble of `members` models where that is more than one.
 pub fn evaluate_offline(
     db: &Database,
     only: &[String],
     k: usize,
     config: &models::ModelConfig,
     train: &models::TrainOptions,
+    members: usize,
     events: &Events,
 ) -> Result<EvalReport> {
     let started = std::time::Instant::now();
@@ -57,7 +59,7 @@ pub fn evaluate_offline(
         }
         // The program is held out with its loop-order variants.
         let fold: Vec<&Entry> = db.entries.iter().filter(|e| e.origin() != p).collect();
-        let model = Embedder::new(embeddings::embed::train(&fold, config, train)?)?;
+        let model = Ensemble::train(&fold, config, train, members)?;
         let mut embedding = EmbeddingRanker::new(&model, db, false)?;
         let mut raw = RawFeatureRanker::new(&fold, db);
         random.set_space(embedding.vectors().to_vec());
