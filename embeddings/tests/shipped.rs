@@ -1,5 +1,5 @@
-//! The shipped model embeds the shipped database's nests in plain Rust as libtorch did
-//! when the database was embedded: every stored embedding is reproduced within 1e-5 (and,
+//! The shipped model embeds the shipped database's nests in plain Rust as they were
+//! embedded when the database was: every stored embedding is reproduced within 1e-5 (and,
 //! with the `train` feature, the libtorch forward pass of the same checkpoint agrees
 //! with the plain-Rust one on every entry, with and without performance features).
 

@@ -319,6 +319,16 @@ fn the_database_is_db_on_every_command() {
         assert!(help.contains("-o, --output <"), "{c:?}: {help}");
     }
     assert_eq!(list(&["db", "list", shipped, "--json"]), by_flag);
+    // Each row names its entry's best recipe (null where the nest kept its code): steps
+    // with their loop roles, as the database stores them.
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&by_flag).unwrap();
+    let symm = rows.iter().find(|r| r["program"] == "symm").unwrap();
+    let steps = symm["best"]["steps"].as_array().unwrap();
+    assert!(!steps.is_empty() && steps.iter().all(|s| s["role"].is_object()));
+    assert!(steps.iter().any(|s| s["step"]["step"] == "parallelize"));
+    assert!(rows
+        .iter()
+        .any(|r| r["best"].is_null() && r["recipes"] == 0));
     assert_eq!(
         list(&["db", "list", "--db", shipped, "--format", "json"]),
         by_flag

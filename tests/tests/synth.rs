@@ -7,9 +7,9 @@ use datasets::{Preset, Suite};
 use tune_e2e::{cc_run, strings, tune};
 
 const SEED: u64 = 20240611;
-const COUNT: usize = 40;
+const COUNT: usize = 44;
 
-/// Every family, the two drawn only when asked for included.
+/// Every family, the three drawn only when asked for included.
 fn suite(dir: &std::path::Path) -> Suite {
     let programs = generate(&SynthOptions {
         seed: SEED,
@@ -39,14 +39,15 @@ fn generated_programs_parse_verify_and_have_nests() {
 
 /// The families drawn only when asked for, in every kind they write: parsed and
 /// verified at two sizes (a constant N lets the verifier check subscripts against
-/// the extents, where interval programs read row i + 1 under j > i).
+/// the extents, where interval programs read row i + 1 under j > i, and symmetric
+/// products read the rows of the triangle right of the diagonal).
 #[test]
-fn contractions_and_recurrences_parse_and_verify_in_every_kind() {
+fn families_drawn_when_asked_for_parse_and_verify_in_every_kind() {
     let dir = tempfile::tempdir().unwrap();
     let programs = generate(&SynthOptions {
         seed: SEED,
-        count: 48,
-        families: vec![Family::Contraction, Family::Path],
+        count: 60,
+        families: vec![Family::Contraction, Family::Path, Family::Symmetric],
         ..Default::default()
     });
     for kind in [
@@ -58,6 +59,12 @@ fn contractions_and_recurrences_parse_and_verify_in_every_kind() {
         "plus-",
         "-interval-",
         "-wavefront",
+        "-symm-lower-",
+        "-symm-upper-",
+        "-symm-inplace",
+        "-symv-",
+        "-syr2k-acc-",
+        "-gram-both",
     ] {
         assert!(
             programs.iter().any(|p| p.name.contains(kind)),

@@ -206,7 +206,7 @@ pub struct DbSynthArgs {
     count: usize,
     /// Families in round-robin order, comma-separated (default: the first eight, as
     /// every seed has always drawn them): matmul, matvec, reduction, stencil, copy,
-    /// triangular, elementwise, outer, contraction, path.
+    /// triangular, elementwise, outer, contraction, path, symmetric.
     #[arg(long, value_name = "F[,F...]", value_delimiter = ',', value_parser = parse_family)]
     families: Vec<datasets::synth::Family>,
     /// Folder for programs/, common.h and suite.json.
@@ -626,6 +626,7 @@ fn list(a: DbListArgs) -> Result<i32, Error> {
                     "speedup": e.speedup(), "machine": e.machine,
                     "recipes": e.recipes.len(), "embedded": !e.embedding.is_empty(),
                     "transfers": e.transfers.len(),
+                    "best": e.best().and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok()),
                 });
                 if a.embeddings {
                     row["embedding"] = serde_json::json!(e.embedding);

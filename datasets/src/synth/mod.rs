@@ -3,8 +3,9 @@
 //!
 //! Every program is drawn from one [`Family`] (matrix products, matrix-vector products,
 //! reductions, stencils, copies and transposes, triangular kernels, elementwise maps,
-//! outer products; tensor contractions and min-plus recurrences when asked for) with
-//! its variant, loop order, element type, storage layout and sizes chosen by the seed.
+//! outer products; tensor contractions, min-plus recurrences and symmetric matrices when
+//! asked for) with its variant, loop order, element type, storage layout and sizes
+//! chosen by the seed.
 //! Programs follow the conventions of `programs/*.c`: size presets by
 //! `#if defined(<PRESET>_DATASET)` blocks, `common.h` for allocation and the FNV dumps of
 //! every output, deterministic initialization, and one `#pragma scop` region written in
@@ -47,11 +48,15 @@ pub enum Family {
     /// Min-plus and max-plus recurrences: Floyd-Warshall, distance products, interval
     /// dynamic programs over a triangle, alignment wavefronts.
     Path,
+    /// Symmetric matrices stored in one triangle: symm's product through the mirror,
+    /// its in-place reference form, the symmetric matrix-vector product, syr2k through an
+    /// accumulator, Gram matrices written to both triangles.
+    Symmetric,
 }
 
 impl Family {
     /// Every family, the default eight first.
-    pub const ALL: [Family; 10] = [
+    pub const ALL: [Family; 11] = [
         Family::MatMul,
         Family::MatVec,
         Family::Reduction,
@@ -62,6 +67,7 @@ impl Family {
         Family::Outer,
         Family::Contraction,
         Family::Path,
+        Family::Symmetric,
     ];
 
     /// The round robin of a generation that names no families: the families the
@@ -81,6 +87,7 @@ impl Family {
             Family::Outer => "outer",
             Family::Contraction => "contraction",
             Family::Path => "path",
+            Family::Symmetric => "symmetric",
         }
     }
 

@@ -10,6 +10,7 @@ mod path;
 mod pointwise;
 mod reduction;
 mod stencil;
+mod symmetric;
 
 use contraction::contraction;
 use linalg::{matmul, matvec, outer, triangular};
@@ -17,6 +18,7 @@ use path::path;
 use pointwise::{copy, elementwise};
 use reduction::reduction;
 use stencil::stencil;
+use symmetric::symmetric;
 
 /// Writes one program of `family` into `cx`.
 pub(super) fn write(family: Family, cx: &mut Ctx) -> Sketch {
@@ -31,5 +33,6 @@ pub(super) fn write(family: Family, cx: &mut Ctx) -> Sketch {
         Family::Outer => outer(cx),
         Family::Contraction => contraction(cx),
         Family::Path => path(cx),
+        Family::Symmetric => symmetric(cx),
     }
 }
