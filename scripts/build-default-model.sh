@@ -5,8 +5,8 @@
 # of tensor contractions and min-plus recurrences (SYNTH3 programs) and a fourth of
 # symmetric matrices stored in one triangle (SYNTH4 programs; the shipped 501-entry
 # core predates both, which GROW=1 added: SYNTH3=0 SYNTH4=0 rebuilds that core), sampled
-# transfer rows (each
-# entry's own recipe, its nearest others' and a seeded draw, measured on its data), then
+# transfer rows (each entry's own recipe, its nearest others' and a seeded draw,
+# measured on its data), then
 # model training (its contrastive term anchored on the written programs' nests; set
 # ANCHOR=A to also hold the raw-feature distance, `--anchor A`) and embedding of every
 # entry.
@@ -49,12 +49,16 @@ source scripts/env.sh
 cargo build --release -p tune-cli --bin tune --features train
 tune=./target/release/tune
 export TUNE_CACHE="$cache"
-# The model trained on the database, every entry embedded by it, the entry count.
+# Every entry embedded by the model, the entry count.
+embed() {
+  $tune db embed --db "$out/tune.db" --model "$out/model"
+  $tune db list --db "$out/tune.db" | tail -1
+}
+# The model trained on the database, then embed.
 train_and_embed() {
   $tune model train --db "$out/tune.db" -o "$out/model" --seed "$SEED" --epochs "$EPOCHS" \
     ${ANCHOR:+--anchor "$ANCHOR"}
-  $tune db embed --db "$out/tune.db" --model "$out/model"
-  $tune db list --db "$out/tune.db" | tail -1
+  embed
 }
 if [ "${ADD_MACHINE:-0}" = 1 ]; then
   here=target/this-machine.db
@@ -82,8 +86,7 @@ if [ "${GROW:-0}" = 1 ]; then
       --seed "$SEED" -o "$out/tune.db"
     $tune db transfer --db "$out/tune.db" --suite "$s" --sample "$SAMPLE"
   done
-  $tune db embed --db "$out/tune.db" --model "$out/model"
-  $tune db list --db "$out/tune.db" | tail -1
+  embed
   exit 0
 fi
 $tune db build --preset MEDIUM --budget "$BUDGET" --time-limit 40 --seed "$SEED" \

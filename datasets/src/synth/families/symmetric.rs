@@ -16,15 +16,14 @@ pub(super) fn symmetric(cx: &mut Ctx) -> Sketch {
     }
 }
 
-/// The element `(r, c)` of a symmetric matrix stored in its lower (or upper) triangle,
-/// for `r` and `c` on the stored side of each other as the caller knows them: `A[r][c]`
-/// when that lies in the stored triangle, else its mirror.
-fn stored(name: &str, lower: bool, below: bool, r: &str, c: &str) -> String {
-    // `below`: r > c (the element lies under the diagonal).
+/// The element `(r, c)` of the symmetric A stored in its lower (or upper) triangle,
+/// where the caller knows whether it lies below the diagonal (`r > c`): `A[r][c]` when
+/// that is in the stored triangle, else its mirror `A[c][r]`.
+fn stored(lower: bool, below: bool, r: &str, c: &str) -> String {
     if lower == below {
-        format!("{name}[{r}][{c}]")
+        format!("A[{r}][{c}]")
     } else {
-        format!("{name}[{c}][{r}]")
+        format!("A[{c}][{r}]")
     }
 }
 
@@ -34,8 +33,8 @@ fn stored(name: &str, lower: bool, below: bool, r: &str, c: &str) -> String {
 fn row_halves(cx: &mut Ctx, lower: bool, v: &str, extent: &str, other: &str) {
     let left = cx.lt(v, "0", "i");
     let right = cx.lt(v, "i + 1", extent);
-    let a_left = stored("A", lower, true, "i", v);
-    let a_right = stored("A", lower, false, "i", v);
+    let a_left = stored(lower, true, "i", v);
+    let a_right = stored(lower, false, "i", v);
     cx.nest(&[left], &[format!("acc += {a_left} * {other};")]);
     cx.nest(&[right], &[format!("acc += {a_right} * {other};")]);
 }
@@ -124,9 +123,8 @@ fn symv(cx: &mut Ctx) -> Sketch {
     let hi = cx.lt("i", "0", "N");
     if scatter {
         cx.nest(std::slice::from_ref(&hi), &[format!("y[i] = {z};")]);
-        let hi = cx.lt("i", "0", "N");
         let hj = cx.lt("j", "0", "i");
-        let a = stored("A", lower, true, "i", "j");
+        let a = stored(lower, true, "i", "j");
         cx.open(&hi);
         cx.line("y[i] += A[i][i] * x[i];");
         cx.nest(
